@@ -1,0 +1,213 @@
+package dev.mailbox.api;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The limits every backend enforces. They are SQS's, the strictest backend, so code that works on one
+ * backend works on all of them. The checks here run before any backend call, so a refused argument
+ * never changes anything.
+ *
+ * <p>This class is also the toolbox backends use to validate their arguments the same way.
+ */
+public final class Limits {
+
+    /** Most messages in one receive or one batch send. */
+    public static final int MAX_BATCH = 10;
+    /** Most attributes on one message. */
+    public static final int MAX_ATTRIBUTES = 10;
+    /** Longest attribute name, in characters. */
+    public static final int MAX_ATTRIBUTE_NAME_LENGTH = 256;
+    /** The default maximum message size: 256 KiB (body plus attributes). */
+    public static final int DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024;
+    /** The largest maximum message size a mailbox may be configured with: 1 MiB. */
+    public static final int MAX_MESSAGE_BYTES = 1024 * 1024;
+    /** Longest delay of a send. */
+    public static final Duration MAX_DELAY = Duration.ofMinutes(15);
+    /** Longest visibility timeout, on receive, nack and extend. */
+    public static final Duration MAX_VISIBILITY_TIMEOUT = Duration.ofHours(12);
+    /** Longest wait of one receive call (backends whose server waits less per call loop). */
+    public static final Duration MAX_WAIT_TIME = Duration.ofMinutes(15);
+    /** Most receives before dead-lettering that a {@link RedrivePolicy} may allow. */
+    public static final int MAX_RECEIVE_COUNT = 1000;
+
+    /** SQS counts each string attribute's data type name too. */
+    private static final int ATTRIBUTE_TYPE_BYTES = "String".length();
+
+    private Limits() {
+    }
+
+    /**
+     * Checks a visibility timeout.
+     *
+     * @param timeout the timeout
+     * @param what    the argument's name, for the message
+     * @return the timeout
+     * @throws IllegalArgumentException if outside 0 to 12 hours
+     */
+    public static Duration requireVisibilityTimeout(Duration timeout, String what) {
+        return requireRange(timeout, MAX_VISIBILITY_TIMEOUT, what);
+    }
+
+    /**
+     * Checks a send delay.
+     *
+     * @param delay the delay
+     * @return the delay
+     * @throws IllegalArgumentException if outside 0 to 15 minutes
+     */
+    public static Duration requireDelay(Duration delay) {
+        return requireRange(delay, MAX_DELAY, "delay");
+    }
+
+    /**
+     * Checks a receive wait time.
+     *
+     * @param wait the wait
+     * @return the wait
+     * @throws IllegalArgumentException if outside 0 to 15 minutes
+     */
+    public static Duration requireWaitTime(Duration wait) {
+        return requireRange(wait, MAX_WAIT_TIME, "waitTime");
+    }
+
+    /**
+     * Checks the size of a batch (of sends or of a receive).
+     *
+     * @param size the number of messages
+     * @param what the argument's name, for the message
+     * @return the size
+     * @throws IllegalArgumentException if outside 1 to 10
+     */
+    public static int requireBatchSize(int size, String what) {
+        if (size < 1 || size > MAX_BATCH) {
+            throw new IllegalArgumentException(
+                    what + " must be between 1 and " + MAX_BATCH + ", was " + size);
+        }
+        return size;
+    }
+
+    /**
+     * Checks a configured maximum message size.
+     *
+     * @param bytes the maximum in bytes
+     * @return the maximum
+     * @throws IllegalArgumentException if outside 1 byte to 1 MiB
+     */
+    public static int requireMaxMessageBytes(int bytes) {
+        if (bytes < 1 || bytes > MAX_MESSAGE_BYTES) {
+            throw new IllegalArgumentException("maxMessageBytes must be between 1 and "
+                    + MAX_MESSAGE_BYTES + " (1 MiB), was " + bytes);
+        }
+        return bytes;
+    }
+
+    /**
+     * Checks one message attribute as SQS does: a name of 1 to 256 characters from
+     * {@code A-Z a-z 0-9 _ - .}, not starting or ending with a period, without two periods in a row
+     * and not starting with {@code AWS.} or {@code Amazon.} (any case); a non-empty value of
+     * characters XML 1.0 allows.
+     *
+     * @param name  the attribute name
+     * @param value the attribute value
+     * @throws IllegalArgumentException naming what is wrong
+     */
+    public static void requireAttribute(String name, String value) {
+        Objects.requireNonNull(name, "attribute name");
+        Objects.requireNonNull(value, () -> "value of attribute '" + name + "'");
+        if (name.isEmpty() || name.length() > MAX_ATTRIBUTE_NAME_LENGTH) {
+            throw new IllegalArgumentException("attribute name must be 1 to "
+                    + MAX_ATTRIBUTE_NAME_LENGTH + " characters, was " + name.length());
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                    || c == '_' || c == '-' || c == '.';
+            if (!ok) {
+                throw new IllegalArgumentException("attribute name '" + name
+                        + "' may only contain A-Z, a-z, 0-9, '_', '-' and '.', found '" + c + "'");
+            }
+        }
+        if (name.startsWith(".") || name.endsWith(".") || name.contains("..")) {
+            throw new IllegalArgumentException("attribute name '" + name
+                    + "' must not start or end with '.' nor contain '..'");
+        }
+        String lower = name.toLowerCase(java.util.Locale.ROOT);
+        if (lower.startsWith("aws.") || lower.startsWith("amazon.")) {
+            throw new IllegalArgumentException("attribute name '" + name
+                    + "' must not start with 'AWS.' or 'Amazon.' (reserved)");
+        }
+        if (value.isEmpty()) {
+            throw new IllegalArgumentException("value of attribute '" + name + "' must not be empty");
+        }
+        requireSqsText(value, "value of attribute '" + name + "'");
+    }
+
+    /**
+     * Checks that text holds only characters SQS accepts: tab, newline, carriage return, and
+     * {@code U+0020} to {@code U+10FFFF} except surrogates without a pair, {@code U+FFFE} and
+     * {@code U+FFFF}.
+     *
+     * @param text the text
+     * @param what its name, for the message
+     * @throws IllegalArgumentException naming the first bad character's position
+     */
+    public static void requireSqsText(String text, String what) {
+        for (int i = 0; i < text.length(); ) {
+            int cp = text.codePointAt(i);
+            boolean ok = cp == 0x9 || cp == 0xA || cp == 0xD
+                    || (cp >= 0x20 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD)
+                    || (cp >= 0x10000 && cp <= 0x10FFFF);
+            if (!ok) {
+                throw new IllegalArgumentException(what + " contains a character SQS does not allow"
+                        + " (U+" + String.format("%04X", cp) + ") at index " + i);
+            }
+            i += Character.charCount(cp);
+        }
+    }
+
+    /**
+     * The size of a message as SQS counts it: the body's bytes plus, for each attribute, the UTF-8
+     * bytes of its name, of its value and of its data type ({@code String}).
+     *
+     * @param bodyBytes  the encoded body's length
+     * @param attributes the message's attributes
+     * @return the size in bytes
+     */
+    public static int messageSize(int bodyBytes, Map<String, String> attributes) {
+        long size = bodyBytes;
+        for (Map.Entry<String, String> e : attributes.entrySet()) {
+            size += utf8Length(e.getKey()) + utf8Length(e.getValue()) + ATTRIBUTE_TYPE_BYTES;
+        }
+        return (int) Math.min(Integer.MAX_VALUE, size);
+    }
+
+    private static int utf8Length(String s) {
+        int ascii = 0;
+        for (int i = 0; i < s.length(); i++) {
+            if (s.charAt(i) >= 0x80) {
+                return s.getBytes(StandardCharsets.UTF_8).length;
+            }
+            ascii++;
+        }
+        return ascii;
+    }
+
+    private static Duration requireRange(Duration value, Duration max, String what) {
+        Objects.requireNonNull(value, what);
+        if (value.isNegative() || value.compareTo(max) > 0) {
+            throw new IllegalArgumentException(
+                    what + " must be between 0 and " + human(max) + ", was " + value);
+        }
+        return value;
+    }
+
+    private static String human(Duration d) {
+        if (d.toHours() > 0 && d.toMinutesPart() == 0) {
+            return d.toHours() + (d.toHours() == 1 ? " hour" : " hours");
+        }
+        return d.toMinutes() + " minutes";
+    }
+}

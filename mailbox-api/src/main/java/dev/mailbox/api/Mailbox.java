@@ -1,0 +1,155 @@
+package dev.mailbox.api;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * A named, typed, point-to-point queue with SQS semantics.
+ *
+ * <h2>Lifecycle of a message</h2>
+ * <pre>
+ * send ──▶ queued ──receive──▶ in flight ──acknowledge──▶ deleted
+ *   │         ▲                   │
+ *   │ delay   └── nack / visibility timeout ends (delivery count kept)
+ *   ▼                              after maxReceiveCount deliveries ──▶ dead-letter mailbox
+ * delayed ──(delay ends)──▶ queued
+ * </pre>
+ *
+ * <ul>
+ *   <li><b>At least once.</b> A received message is invisible to other receivers until its visibility
+ *       timeout ends; if it is not acknowledged by then it is delivered again, with a new receipt
+ *       handle and a higher {@link Message#deliveryCount()}. Consumers must be idempotent.</li>
+ *   <li><b>Receipt handles.</b> Only the handle of the current delivery of an in-flight message may
+ *       acknowledge, nack or extend it; any other is stale and changes nothing (see
+ *       {@link Message}).</li>
+ *   <li><b>Long polling.</b> {@link #receive(ReceiveOptions)} with a wait time blocks until a message
+ *       is available or the wait ends. It wakes promptly when a message is sent, nacked, reaches the
+ *       end of its delay or of its visibility timeout, and never polls in a busy loop.</li>
+ *   <li><b>Order</b> is FIFO where {@link MailboxCapabilities#fifo()} says so, otherwise best
+ *       effort.</li>
+ *   <li><b>Limits</b> are SQS's on every backend: see {@link Limits}.</li>
+ *   <li><b>Threads.</b> Every implementation is safe for concurrent use by any number of threads.</li>
+ * </ul>
+ *
+ * <p>A mailbox object is a handle on a queue: closing it releases the object's resources (and wakes
+ * its blocked receivers) but, on a remote backend, does not delete the queue or its messages.
+ *
+ * @param <T> the body type
+ */
+public interface Mailbox<T> extends AutoCloseable {
+
+    /** @return this mailbox's name */
+    String name();
+
+    /**
+     * Sends one message with no delay and no attributes.
+     *
+     * @param body the body, not {@code null}
+     * @return the new message's id
+     * @throws SerializationException     if the body cannot be encoded (nothing is stored)
+     * @throws MessageTooLargeException   if the encoded message is too large (nothing is stored)
+     * @throws MailboxFullException       if the mailbox is at capacity (nothing is stored)
+     * @throws MailboxUnavailableException if the backend cannot be reached or the mailbox is closed
+     */
+    default String send(T body) {
+        return send(body, SendOptions.defaults());
+    }
+
+    /**
+     * Sends one message.
+     *
+     * @param body    the body, not {@code null}
+     * @param options delay and attributes
+     * @return the new message's id
+     * @throws SerializationException     if the body cannot be encoded (nothing is stored)
+     * @throws MessageTooLargeException   if the encoded message is too large (nothing is stored)
+     * @throws MailboxFullException       if the mailbox is at capacity (nothing is stored)
+     * @throws MailboxUnavailableException if the backend cannot be reached or the mailbox is closed
+     */
+    String send(T body, SendOptions options);
+
+    /**
+     * Sends 1 to 10 messages with the same options. Every body is encoded and checked before anything
+     * is stored, so an encoding or size error stores none of them; where the backend allows (memory,
+     * Redis) the batch is stored all or nothing, otherwise see the backend's documentation.
+     *
+     * @param bodies the bodies, 1 to 10, none {@code null}
+     * @return the new messages' ids, in the order of {@code bodies}
+     * @throws IllegalArgumentException if there are fewer than 1 or more than 10 bodies
+     * @see #send(Object, SendOptions)
+     */
+    default List<String> sendBatch(List<? extends T> bodies) {
+        return sendBatch(bodies, SendOptions.defaults());
+    }
+
+    /**
+     * Sends 1 to 10 messages with the same options; see {@link #sendBatch(List)}.
+     *
+     * @param bodies  the bodies, 1 to 10, none {@code null}
+     * @param options delay and attributes for every message of the batch
+     * @return the new messages' ids, in the order of {@code bodies}
+     * @throws IllegalArgumentException if there are fewer than 1 or more than 10 bodies
+     */
+    List<String> sendBatch(List<? extends T> bodies, SendOptions options);
+
+    /**
+     * Receives up to one message with the default 30 second visibility timeout, without waiting.
+     *
+     * @return the received messages, possibly empty, never {@code null}
+     * @see #receive(ReceiveOptions)
+     */
+    default List<Message<T>> receive() {
+        return receive(ReceiveOptions.defaults());
+    }
+
+    /**
+     * Receives up to {@code maxMessages} messages, waiting up to {@code waitTime} for the first one.
+     * Each returned message is in flight until acknowledged, nacked or until its visibility timeout
+     * ends. A message whose body cannot be decoded is returned too: its {@link Message#body()} throws
+     * {@link SerializationException}.
+     *
+     * <p>If the mailbox is closed while the call waits, it returns an empty list; interrupting the
+     * waiting thread makes it throw {@link MailboxUnavailableException} with the interrupt flag set.
+     *
+     * @param options how many, for how long, and how long to wait
+     * @return the received messages, possibly empty, never {@code null}
+     * @throws MailboxUnavailableException if the backend cannot be reached or the mailbox is closed
+     */
+    List<Message<T>> receive(ReceiveOptions options);
+
+    /**
+     * Deletes every message: queued, delayed and in flight. Handles of deleted in-flight messages
+     * become stale.
+     *
+     * @return how many messages were deleted (approximate unless
+     *         {@link MailboxCapabilities#exactCount()})
+     */
+    long purge();
+
+    /**
+     * Counts every message not yet deleted: queued, delayed and in flight.
+     *
+     * @return the count (exact at the moment of the call if {@link MailboxCapabilities#exactCount()})
+     */
+    long approximateCount();
+
+    /** @return what this backend guarantees where backends may differ */
+    MailboxCapabilities capabilities();
+
+    /**
+     * Releases this object's resources and wakes blocked receivers, which return empty lists. Every
+     * later call on the mailbox or on its messages throws {@link MailboxClosedException}. Messages
+     * are not deleted. Idempotent.
+     */
+    @Override
+    void close();
+
+    /**
+     * The visibility timeout {@link #receive()} uses, for readers who want it by name.
+     *
+     * @return 30 seconds
+     */
+    static Duration defaultVisibilityTimeout() {
+        return ReceiveOptions.DEFAULT_VISIBILITY_TIMEOUT;
+    }
+}

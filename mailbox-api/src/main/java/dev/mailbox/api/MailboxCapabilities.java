@@ -1,0 +1,168 @@
+package dev.mailbox.api;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What a backend guarantees where the contract lets backends differ. Every mailbox reports its own
+ * through {@link Mailbox#capabilities()}, and the compatibility kit reads them instead of skipping
+ * tests: a backend that does not claim FIFO is still tested, against the weaker rule.
+ *
+ * <p>Immutable; build one with {@link #builder()}.
+ */
+public final class MailboxCapabilities {
+
+    private final boolean exactCount;
+    private final boolean fifo;
+    private final boolean detectsStaleAcknowledge;
+    private final boolean capacity;
+    private final boolean atomicDeadLetter;
+    private final int maxMessageBytes;
+    private final Duration timeGranularity;
+
+    private MailboxCapabilities(Builder b) {
+        this.exactCount = b.exactCount;
+        this.fifo = b.fifo;
+        this.detectsStaleAcknowledge = b.detectsStaleAcknowledge;
+        this.capacity = b.capacity;
+        this.atomicDeadLetter = b.atomicDeadLetter;
+        this.maxMessageBytes = b.maxMessageBytes;
+        this.timeGranularity = b.timeGranularity;
+    }
+
+    /** @return a builder starting from the weakest guarantees */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * @return {@code true} if {@link Mailbox#approximateCount()} and {@link Mailbox#purge()} are exact
+     *         at the moment they return; {@code false} if they may lag (SQS)
+     */
+    public boolean exactCount() {
+        return exactCount;
+    }
+
+    /**
+     * @return {@code true} if messages are delivered in the order they became visible (send order for
+     *         messages sent without delay); {@code false} for best-effort order
+     */
+    public boolean fifo() {
+        return fifo;
+    }
+
+    /**
+     * @return {@code true} if acknowledging with a stale receipt handle throws
+     *         {@link ReceiptHandleExpiredException}; {@code false} if the backend cannot tell and the
+     *         acknowledge silently does nothing (SQS accepts a DeleteMessage with an old handle). A
+     *         stale handle never deletes a redelivered message on any backend.
+     */
+    public boolean detectsStaleAcknowledge() {
+        return detectsStaleAcknowledge;
+    }
+
+    /** @return {@code true} if a mailbox can be given a capacity and throws {@link MailboxFullException} */
+    public boolean capacity() {
+        return capacity;
+    }
+
+    /**
+     * @return {@code true} if moving a message to its dead-letter mailbox is atomic: it is never in
+     *         both mailboxes, nor in neither, even if a process dies
+     */
+    public boolean atomicDeadLetter() {
+        return atomicDeadLetter;
+    }
+
+    /** @return the largest message (body plus attributes) this mailbox accepts, in bytes */
+    public int maxMessageBytes() {
+        return maxMessageBytes;
+    }
+
+    /**
+     * @return the finest time step the backend honours for delays and visibility timeouts; shorter
+     *         durations are rounded up to it (one second on SQS)
+     */
+    public Duration timeGranularity() {
+        return timeGranularity;
+    }
+
+    @Override
+    public String toString() {
+        return "MailboxCapabilities[exactCount=" + exactCount + ", fifo=" + fifo
+                + ", detectsStaleAcknowledge=" + detectsStaleAcknowledge + ", capacity=" + capacity
+                + ", atomicDeadLetter=" + atomicDeadLetter + ", maxMessageBytes=" + maxMessageBytes
+                + ", timeGranularity=" + timeGranularity + "]";
+    }
+
+    /** Builds {@link MailboxCapabilities}. Not thread-safe. */
+    public static final class Builder {
+        private boolean exactCount;
+        private boolean fifo;
+        private boolean detectsStaleAcknowledge;
+        private boolean capacity;
+        private boolean atomicDeadLetter;
+        private int maxMessageBytes = Limits.DEFAULT_MAX_MESSAGE_BYTES;
+        private Duration timeGranularity = Duration.ofMillis(1);
+
+        private Builder() {
+        }
+
+        /** @param value see {@link MailboxCapabilities#exactCount()} @return this builder */
+        public Builder exactCount(boolean value) {
+            this.exactCount = value;
+            return this;
+        }
+
+        /** @param value see {@link MailboxCapabilities#fifo()} @return this builder */
+        public Builder fifo(boolean value) {
+            this.fifo = value;
+            return this;
+        }
+
+        /** @param value see {@link MailboxCapabilities#detectsStaleAcknowledge()} @return this builder */
+        public Builder detectsStaleAcknowledge(boolean value) {
+            this.detectsStaleAcknowledge = value;
+            return this;
+        }
+
+        /** @param value see {@link MailboxCapabilities#capacity()} @return this builder */
+        public Builder capacity(boolean value) {
+            this.capacity = value;
+            return this;
+        }
+
+        /** @param value see {@link MailboxCapabilities#atomicDeadLetter()} @return this builder */
+        public Builder atomicDeadLetter(boolean value) {
+            this.atomicDeadLetter = value;
+            return this;
+        }
+
+        /**
+         * @param bytes see {@link MailboxCapabilities#maxMessageBytes()}, 1 byte to 1 MiB
+         * @return this builder
+         */
+        public Builder maxMessageBytes(int bytes) {
+            this.maxMessageBytes = Limits.requireMaxMessageBytes(bytes);
+            return this;
+        }
+
+        /**
+         * @param granularity see {@link MailboxCapabilities#timeGranularity()}, positive
+         * @return this builder
+         */
+        public Builder timeGranularity(Duration granularity) {
+            Objects.requireNonNull(granularity, "timeGranularity");
+            if (granularity.isNegative() || granularity.isZero()) {
+                throw new IllegalArgumentException("timeGranularity must be positive, was " + granularity);
+            }
+            this.timeGranularity = granularity;
+            return this;
+        }
+
+        /** @return the capabilities */
+        public MailboxCapabilities build() {
+            return new MailboxCapabilities(this);
+        }
+    }
+}

@@ -1,0 +1,620 @@
+package dev.mailbox.inmemory;
+
+import dev.mailbox.api.Codec;
+import dev.mailbox.api.Limits;
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.api.MailboxCapabilities;
+import dev.mailbox.api.MailboxClosedException;
+import dev.mailbox.api.MailboxFullException;
+import dev.mailbox.api.MailboxUnavailableException;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.MessageTooLargeException;
+import dev.mailbox.api.ReceiptHandleExpiredException;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.RedrivePolicy;
+import dev.mailbox.api.SendOptions;
+import dev.mailbox.api.SerializationException;
+import dev.mailbox.api.TimeSource;
+import org.jspecify.annotations.Nullable;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A {@link Mailbox} held in this process's memory, with the whole contract: delays, visibility
+ * timeouts, receipt handles, long polling, FIFO order, exact counts, an optional capacity and dead
+ * letters. Safe for any number of threads.
+ *
+ * <p>It runs no thread of its own. Time-based changes (a delay or visibility timeout ending) are
+ * applied when the mailbox is next touched, and a blocked receive sleeps exactly until the next such
+ * change or a send/nack wakes it, so it never polls. A handle whose visibility has lapsed is refused
+ * at once, even before the message is delivered again.
+ *
+ * <p><b>With a codec</b> ({@link #builder(String, Codec)}) bodies are encoded on send and decoded on
+ * receive, exactly as a remote backend would: receivers get copies, encoding errors and the size limit
+ * apply at send, and an undecodable body surfaces through {@link Message#body()}. This is what to use
+ * to test code that will run on Redis or SQS.
+ *
+ * <p><b>Without a codec</b> ({@link #InMemoryMailbox(String)}, {@link #builder(String)}) bodies are
+ * kept by reference: nothing is copied (a receiver sees the sender's object, so send immutable
+ * values), and the size limit, which needs bytes, is not checked.
+ *
+ * <pre>{@code
+ * InMemoryMailbox<Order> orders = InMemoryMailbox.builder("orders", Codec.json(Order.class))
+ *         .redrivePolicy(RedrivePolicy.of(5, deadLetters))
+ *         .build();
+ * }</pre>
+ *
+ * @param <T> the body type
+ */
+public final class InMemoryMailbox<T> implements Mailbox<T> {
+
+    private final String name;
+    private final @Nullable Codec<T> codec;
+    private final TimeSource clock;
+    private final long capacity;
+    private final int maxMessageBytes;
+    private final @Nullable RedrivePolicy redrivePolicy;
+    private final @Nullable InMemoryMailbox<?> deadLetters;
+    private final MailboxCapabilities capabilities;
+    /** Distinguishes ids and handles of different mailboxes, even of the same name. */
+    private final String tag;
+    private final Runnable wakeAll = this::wakeAll;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    // everything below is guarded by lock
+    private final ArrayDeque<Entry> ready = new ArrayDeque<>();
+    private final TimedHeap timed = new TimedHeap();
+    private long size;
+    private long nextSeq;
+    private int waiters;
+    private boolean closed;
+
+    /**
+     * A mailbox without a codec (bodies kept by reference), unbounded, on the system clock.
+     *
+     * @param name the mailbox's name, not blank
+     */
+    public InMemoryMailbox(String name) {
+        this(new Builder<>(name, null));
+    }
+
+    private InMemoryMailbox(Builder<T> b) {
+        this.name = b.name;
+        this.codec = b.codec;
+        this.clock = b.clock;
+        this.capacity = b.capacity;
+        this.maxMessageBytes = b.maxMessageBytes;
+        this.redrivePolicy = b.redrivePolicy;
+        this.deadLetters = b.redrivePolicy == null
+                ? null : (InMemoryMailbox<?>) b.redrivePolicy.deadLetterMailbox();
+        this.capabilities = MailboxCapabilities.builder()
+                .exactCount(true).fifo(true).detectsStaleAcknowledge(true).capacity(true)
+                .atomicDeadLetter(true).timeGranularity(Duration.ofNanos(1))
+                .maxMessageBytes(maxMessageBytes)
+                .build();
+        this.tag = String.format("%08x", ThreadLocalRandom.current().nextInt());
+        clock.addListener(wakeAll);
+    }
+
+    /**
+     * A builder for a mailbox without a codec: bodies are kept by reference.
+     *
+     * @param name the mailbox's name, not blank
+     * @param <T>  the body type
+     * @return the builder
+     */
+    public static <T> Builder<T> builder(String name) {
+        return new Builder<>(name, null);
+    }
+
+    /**
+     * A builder for a mailbox that encodes bodies with {@code codec}, like a remote backend.
+     *
+     * @param name  the mailbox's name, not blank
+     * @param codec the codec
+     * @param <T>   the body type
+     * @return the builder
+     */
+    public static <T> Builder<T> builder(String name, Codec<T> codec) {
+        return new Builder<>(name, Objects.requireNonNull(codec, "codec"));
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public MailboxCapabilities capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public String send(T body, SendOptions options) {
+        Objects.requireNonNull(body, "body");
+        Objects.requireNonNull(options, "options");
+        Object payload = encode(body, options.attributes());
+        long delay = options.delay().toNanos();
+        long seq;
+        lock.lock();
+        try {
+            ensureOpen();
+            ensureRoom(1);
+            long now = clock.nanoTime();
+            promoteDue(now);
+            seq = append(payload, options.attributes(), delay, now);
+        } finally {
+            lock.unlock();
+        }
+        return idOf(seq);
+    }
+
+    @Override
+    public List<String> sendBatch(List<? extends T> bodies, SendOptions options) {
+        Objects.requireNonNull(bodies, "bodies");
+        Objects.requireNonNull(options, "options");
+        Limits.requireBatchSize(bodies.size(), "batch size");
+        Object[] payloads = new Object[bodies.size()];
+        for (int i = 0; i < payloads.length; i++) {
+            T body = Objects.requireNonNull(bodies.get(i), () -> "bodies contains null");
+            payloads[i] = encode(body, options.attributes());
+        }
+        long delay = options.delay().toNanos();
+        long first;
+        lock.lock();
+        try {
+            ensureOpen();
+            ensureRoom(payloads.length);
+            long now = clock.nanoTime();
+            promoteDue(now);
+            first = nextSeq;
+            for (Object payload : payloads) {
+                append(payload, options.attributes(), delay, now);
+            }
+        } finally {
+            lock.unlock();
+        }
+        List<String> ids = new ArrayList<>(payloads.length);
+        for (int i = 0; i < payloads.length; i++) {
+            ids.add(idOf(first + i));
+        }
+        return ids;
+    }
+
+    @Override
+    public List<Message<T>> receive(ReceiveOptions options) {
+        Objects.requireNonNull(options, "options");
+        int max = options.maxMessages();
+        long visibility = options.visibilityTimeout().toNanos();
+        long wait = options.waitTime().toNanos();
+        Entry[] taken = new Entry[max];
+        int[] deliveries = new int[max];
+        int n = 0;
+        lock.lock();
+        try {
+            ensureOpen();
+            long now = clock.nanoTime();
+            long deadline = now + wait;
+            while (true) {
+                promoteDue(now);
+                n = takeReady(taken, deliveries, visibility, now);
+                if (n > 0 || deadline - now <= 0 || closed) {
+                    break;
+                }
+                long sleep = deadline - now;
+                if (!timed.isEmpty()) {
+                    sleep = Math.min(sleep, timed.peek().dueNanos - now);
+                }
+                awaitChange(sleep);
+                now = clock.nanoTime();
+            }
+            if (!ready.isEmpty() && waiters > 0) {
+                changed.signal(); // pass the wake-up on to the next waiter
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (n == 0) {
+            return List.of();
+        }
+        List<Message<T>> messages = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            messages.add(new InMemoryMessage<>(this, taken[i], deliveries[i], decode(taken[i])));
+        }
+        return messages;
+    }
+
+    @Override
+    public long purge() {
+        lock.lock();
+        try {
+            ensureOpen();
+            long removed = size;
+            for (Entry e : ready) {
+                e.state = Entry.DELETED;
+            }
+            ready.clear();
+            timed.clear(e -> e.state = Entry.DELETED);
+            size = 0;
+            return removed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long approximateCount() {
+        lock.lock();
+        try {
+            ensureOpen();
+            return size;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        clock.removeListener(wakeAll);
+    }
+
+    @Override
+    public String toString() {
+        return "InMemoryMailbox[" + name + "]";
+    }
+
+    // ---- operations on one delivery, called by InMemoryMessage ----
+
+    void acknowledge(Entry e, int delivery) {
+        lock.lock();
+        try {
+            ensureOpen();
+            requireCurrent(e, delivery, clock.nanoTime());
+            timed.remove(e);
+            e.state = Entry.DELETED;
+            size--;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void nack(Entry e, int delivery, Duration visibilityTimeout) {
+        long timeout = Limits.requireVisibilityTimeout(visibilityTimeout, "visibilityTimeout").toNanos();
+        lock.lock();
+        try {
+            ensureOpen();
+            long now = clock.nanoTime();
+            requireCurrent(e, delivery, now);
+            timed.remove(e);
+            promoteDue(now); // messages that became visible earlier stay ahead of this one
+            if (timeout == 0) {
+                makeReady(e);
+            } else {
+                e.state = Entry.WAITING;
+                e.dueNanos = now + timeout;
+                schedule(e);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void extendVisibility(Entry e, int delivery, Duration timeout) {
+        long nanos = Limits.requireVisibilityTimeout(timeout, "timeout").toNanos();
+        lock.lock();
+        try {
+            ensureOpen();
+            long now = clock.nanoTime();
+            requireCurrent(e, delivery, now);
+            e.dueNanos = now + nanos;
+            if (timed.changed(e) && waiters > 0) {
+                changed.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    String idOf(Entry e) {
+        String original = e.originalId();
+        return original != null ? original : idOf(e.seq);
+    }
+
+    String receiptHandleOf(Entry e, int delivery) {
+        return tag + ":" + Long.toHexString(e.seq) + ":" + delivery;
+    }
+
+    // ---- internals, all called with the lock held unless said otherwise ----
+
+    private long append(Object payload, Map<String, String> attributes, long delayNanos, long now) {
+        Entry e = new Entry(nextSeq++, payload, attributes, clock.currentTimeMillis());
+        size++;
+        if (delayNanos > 0) {
+            e.state = Entry.WAITING;
+            e.dueNanos = now + delayNanos;
+            schedule(e);
+        } else {
+            makeReady(e);
+        }
+        return e.seq;
+    }
+
+    private void makeReady(Entry e) {
+        e.state = Entry.READY;
+        ready.addLast(e);
+        if (waiters > 0) {
+            changed.signal();
+        }
+    }
+
+    /** Adds a timed entry; waiters sleep until the earliest one, so they must re-read it if it moved. */
+    private void schedule(Entry e) {
+        if (timed.add(e) && waiters > 0) {
+            changed.signalAll();
+        }
+    }
+
+    /** Makes visible every entry whose delay or visibility timeout has ended, in due order. */
+    private void promoteDue(long now) {
+        while (!timed.isEmpty() && timed.peek().dueNanos - now <= 0) {
+            Entry e = timed.poll();
+            e.state = Entry.READY;
+            ready.addLast(e);
+        }
+    }
+
+    private int takeReady(Entry[] taken, int[] deliveries, long visibility, long now) {
+        int n = 0;
+        while (n < taken.length && !ready.isEmpty()) {
+            Entry e = ready.pollFirst();
+            if (redrivePolicy != null && e.deliveryCount >= redrivePolicy.maxReceiveCount()) {
+                deadLetter(e);
+                continue;
+            }
+            e.deliveryCount++;
+            e.state = Entry.IN_FLIGHT;
+            e.dueNanos = now + visibility;
+            schedule(e);
+            taken[n] = e;
+            deliveries[n] = e.deliveryCount;
+            n++;
+        }
+        return n;
+    }
+
+    /**
+     * Moves an entry to the dead-letter mailbox while holding both locks, so no thread ever sees it in
+     * both or in neither. Locks are always taken source first; dead-letter chains are fixed when a
+     * mailbox is built, so they cannot form a cycle and this cannot deadlock.
+     */
+    private void deadLetter(Entry e) {
+        InMemoryMailbox<?> target = Objects.requireNonNull(deadLetters);
+        try {
+            target.acceptDeadLetter(e, idOf(e));
+        } catch (RuntimeException ex) {
+            ready.addFirst(e); // keep it here rather than lose it
+            throw ex;
+        }
+        e.state = Entry.DELETED;
+        size--;
+    }
+
+    private void acceptDeadLetter(Entry from, String originalId) {
+        lock.lock();
+        try {
+            ensureOpen();
+            long now = clock.nanoTime();
+            promoteDue(now);
+            // a dead letter is never refused for capacity: refusing would lose it
+            Entry e = new Entry.DeadLettered(nextSeq++, from, originalId, 0);
+            size++;
+            makeReady(e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void awaitChange(long nanos) {
+        waiters++;
+        try {
+            changed.awaitNanos(nanos);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            throw new MailboxUnavailableException(
+                    "receive on mailbox '" + name + "' was interrupted", false, ie);
+        } finally {
+            waiters--;
+        }
+    }
+
+    private void wakeAll() {
+        lock.lock();
+        try {
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void requireCurrent(Entry e, int delivery, long now) {
+        String why;
+        if (e.state == Entry.DELETED) {
+            why = "the message was deleted (acknowledged, purged or dead-lettered)";
+        } else if (e.deliveryCount != delivery) {
+            why = "the message was delivered again";
+        } else if (e.state != Entry.IN_FLIGHT) {
+            why = "the message was nacked or its visibility timeout ended";
+        } else if (e.dueNanos - now <= 0) {
+            why = "its visibility timeout ended";
+        } else {
+            return;
+        }
+        String handle = receiptHandleOf(e, delivery);
+        throw new ReceiptHandleExpiredException(handle, "receipt handle " + handle + " of message "
+                + idOf(e) + " in mailbox '" + name + "' is stale: " + why);
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new MailboxClosedException(name);
+        }
+    }
+
+    private void ensureRoom(int n) {
+        if (capacity > 0 && size + n > capacity) {
+            throw new MailboxFullException(name, capacity, n);
+        }
+    }
+
+    // ---- outside the lock ----
+
+    private String idOf(long seq) {
+        return tag + "-" + Long.toHexString(seq);
+    }
+
+    private Object encode(T body, Map<String, String> attributes) {
+        if (codec == null) {
+            return body;
+        }
+        byte[] bytes;
+        try {
+            bytes = codec.encode(body);
+        } catch (SerializationException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new SerializationException("codec " + codec + " failed to encode a "
+                    + body.getClass().getName() + " for mailbox '" + name + "': " + e, e);
+        }
+        if (bytes == null) {
+            throw new SerializationException("codec " + codec + " returned null for a "
+                    + body.getClass().getName() + " in mailbox '" + name + "'", null);
+        }
+        int messageSize = Limits.messageSize(bytes.length, attributes);
+        if (messageSize > maxMessageBytes) {
+            throw new MessageTooLargeException(name, messageSize, maxMessageBytes);
+        }
+        return bytes;
+    }
+
+    /** @return the body, or an {@link Undecodable} describing why it could not be decoded */
+    @SuppressWarnings("unchecked")
+    private Object decode(Entry e) {
+        if (codec == null) {
+            return e.payload;
+        }
+        byte[] bytes = (byte[]) e.payload;
+        try {
+            T body = codec.decode(bytes);
+            if (body == null) {
+                return new Undecodable("codec " + codec + " returned null", null);
+            }
+            return body;
+        } catch (RuntimeException ex) {
+            return new Undecodable(ex.getMessage(), ex);
+        }
+    }
+
+    /** Why a stored body could not be decoded; kept in place of the body. */
+    record Undecodable(@Nullable String reason, @Nullable Throwable cause) {
+    }
+
+    /**
+     * Builds an {@link InMemoryMailbox}. Every setter checks its argument at once. Not thread-safe.
+     *
+     * @param <T> the body type
+     */
+    public static final class Builder<T> {
+        private final String name;
+        private final @Nullable Codec<T> codec;
+        private TimeSource clock = TimeSource.system();
+        private long capacity;
+        private int maxMessageBytes = Limits.DEFAULT_MAX_MESSAGE_BYTES;
+        private @Nullable RedrivePolicy redrivePolicy;
+
+        private Builder(String name, @Nullable Codec<T> codec) {
+            Objects.requireNonNull(name, "name");
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("mailbox name must not be blank");
+            }
+            this.name = name;
+            this.codec = codec;
+        }
+
+        /**
+         * @param clock where time comes from; the testkit's {@code ManualClock} lets tests move it
+         * @return this builder
+         */
+        public Builder<T> timeSource(TimeSource clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * @param capacity the most messages (queued, delayed and in flight) the mailbox holds; a send
+         *                 beyond it throws {@link MailboxFullException}; 0 (the default) for no limit
+         * @return this builder
+         */
+        public Builder<T> capacity(long capacity) {
+            if (capacity < 0) {
+                throw new IllegalArgumentException("capacity must be 0 (unbounded) or more, was " + capacity);
+            }
+            this.capacity = capacity;
+            return this;
+        }
+
+        /**
+         * @param bytes the largest message (encoded body plus attributes), 1 byte to 1 MiB; default
+         *              256 KiB; only checked with a codec
+         * @return this builder
+         */
+        public Builder<T> maxMessageBytes(int bytes) {
+            this.maxMessageBytes = Limits.requireMaxMessageBytes(bytes);
+            return this;
+        }
+
+        /**
+         * @param policy when to move messages to a dead-letter mailbox, which must be another open
+         *               {@code InMemoryMailbox} that has a codec exactly when this one does; dead
+         *               letters ignore its capacity
+         * @return this builder
+         */
+        public Builder<T> redrivePolicy(RedrivePolicy policy) {
+            Objects.requireNonNull(policy, "policy");
+            if (!(policy.deadLetterMailbox() instanceof InMemoryMailbox<?> dlq)) {
+                throw new IllegalArgumentException("the dead-letter mailbox of an InMemoryMailbox must be an"
+                        + " InMemoryMailbox, was " + policy.deadLetterMailbox().getClass().getName());
+            }
+            if ((dlq.codec == null) != (codec == null)) {
+                throw new IllegalArgumentException("dead-letter mailbox '" + dlq.name + "' must "
+                        + (codec == null ? "not have a codec" : "have a codec")
+                        + " because mailbox '" + name + "' " + (codec == null ? "has none" : "has one"));
+            }
+            this.redrivePolicy = policy;
+            return this;
+        }
+
+        /** @return the mailbox */
+        public InMemoryMailbox<T> build() {
+            return new InMemoryMailbox<>(this);
+        }
+    }
+}

@@ -1,0 +1,78 @@
+package dev.mailbox.inmemory;
+
+import dev.mailbox.api.Message;
+import dev.mailbox.api.SerializationException;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+
+/** One delivery of an in-memory message: a reference to the stored entry plus the delivery number. */
+final class InMemoryMessage<T> implements Message<T> {
+    private final InMemoryMailbox<T> mailbox;
+    private final Entry entry;
+    private final int delivery;
+    private final Object body;
+
+    InMemoryMessage(InMemoryMailbox<T> mailbox, Entry entry, int delivery, Object body) {
+        this.mailbox = mailbox;
+        this.entry = entry;
+        this.delivery = delivery;
+        this.body = body;
+    }
+
+    @Override
+    public String id() {
+        return mailbox.idOf(entry);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public T body() {
+        if (body instanceof InMemoryMailbox.Undecodable u) {
+            throw new SerializationException("body of message " + id() + " in mailbox '" + mailbox.name()
+                    + "' cannot be decoded: " + u.reason(), u.cause());
+        }
+        return (T) body;
+    }
+
+    @Override
+    public String receiptHandle() {
+        return mailbox.receiptHandleOf(entry, delivery);
+    }
+
+    @Override
+    public int deliveryCount() {
+        return delivery;
+    }
+
+    @Override
+    public Instant enqueuedAt() {
+        return Instant.ofEpochMilli(entry.enqueuedAtMillis);
+    }
+
+    @Override
+    public Map<String, String> attributes() {
+        return entry.attributes;
+    }
+
+    @Override
+    public void acknowledge() {
+        mailbox.acknowledge(entry, delivery);
+    }
+
+    @Override
+    public void nack(Duration visibilityTimeout) {
+        mailbox.nack(entry, delivery, visibilityTimeout);
+    }
+
+    @Override
+    public void extendVisibility(Duration timeout) {
+        mailbox.extendVisibility(entry, delivery, timeout);
+    }
+
+    @Override
+    public String toString() {
+        return "Message[id=" + id() + ", mailbox=" + mailbox.name() + ", delivery=" + delivery + "]";
+    }
+}

@@ -1,0 +1,221 @@
+package dev.mailbox.testkit;
+
+import dev.mailbox.api.Limits;
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.api.MailboxCapabilities;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.SendOptions;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A mailbox that records every successful send so a test can assert on it, for example the results a
+ * worker replied with. On its own it stores nothing else (receives return nothing, like
+ * {@link NullMailbox}); made with {@link #wrapping(Mailbox)} it forwards every call to a real mailbox
+ * and records the sends that mailbox accepted. Thread-safe.
+ *
+ * <pre>{@code
+ * CollectingMailbox<Result> replies = new CollectingMailbox<>("replies");
+ * worker.handle(request, replies);
+ * assertThat(replies.bodies()).containsExactly(expected);
+ * // or, for code that replies from another thread:
+ * assertThat(replies.awaitSent(1, Duration.ofSeconds(5))).containsExactly(expected);
+ * }</pre>
+ *
+ * @param <T> the body type
+ */
+public final class CollectingMailbox<T> implements Mailbox<T> {
+
+    /**
+     * One recorded send.
+     *
+     * @param id         the id the send returned
+     * @param body       the body
+     * @param delay      the send's delay
+     * @param attributes the send's attributes
+     * @param <T>        the body type
+     */
+    public record Sent<T>(String id, T body, Duration delay, Map<String, String> attributes) {
+    }
+
+    private final Mailbox<T> delegate;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition added = lock.newCondition();
+    private final List<Sent<T>> sent = new ArrayList<>();
+
+    /**
+     * A collecting mailbox that keeps nothing but the record.
+     *
+     * @param name the mailbox's name
+     */
+    public CollectingMailbox(String name) {
+        this(new NullMailbox<>(name));
+    }
+
+    private CollectingMailbox(Mailbox<T> delegate) {
+        this.delegate = Objects.requireNonNull(delegate, "delegate");
+    }
+
+    /**
+     * A collecting mailbox in front of a real one: every call is forwarded, and accepted sends are
+     * recorded too.
+     *
+     * @param delegate the real mailbox
+     * @param <T>      the body type
+     * @return the collecting mailbox
+     */
+    public static <T> CollectingMailbox<T> wrapping(Mailbox<T> delegate) {
+        return new CollectingMailbox<>(delegate);
+    }
+
+    /** @return every recorded send, in order */
+    public List<Sent<T>> sent() {
+        lock.lock();
+        try {
+            return List.copyOf(sent);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return the bodies of every recorded send, in order */
+    public List<T> bodies() {
+        return sent().stream().map(Sent::body).toList();
+    }
+
+    /** @return how many sends were recorded */
+    public int sentCount() {
+        lock.lock();
+        try {
+            return sent.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * @return the body of the most recent send
+     * @throws AssertionError if nothing was sent
+     */
+    public T lastBody() {
+        lock.lock();
+        try {
+            if (sent.isEmpty()) {
+                throw new AssertionError("nothing was sent to mailbox '" + name() + "'");
+            }
+            return sent.get(sent.size() - 1).body();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits until at least {@code count} sends have been recorded.
+     *
+     * @param count   how many sends to wait for
+     * @param timeout how long to wait at most
+     * @return the bodies of all recorded sends
+     * @throws AssertionError if fewer were recorded in time, listing what was
+     */
+    public List<T> awaitSent(int count, Duration timeout) {
+        long remaining = timeout.toNanos();
+        lock.lock();
+        try {
+            while (sent.size() < count) {
+                if (remaining <= 0) {
+                    throw new AssertionError("expected " + count + " sends to mailbox '" + name()
+                            + "' within " + timeout + " but got " + sent.size() + ": "
+                            + sent.stream().map(Sent::body).toList());
+                }
+                remaining = added.awaitNanos(remaining);
+            }
+            return sent.stream().map(Sent::body).toList();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while waiting for sends", e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Forgets every recorded send. */
+    public void clear() {
+        lock.lock();
+        try {
+            sent.clear();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public String name() {
+        return delegate.name();
+    }
+
+    @Override
+    public String send(T body, SendOptions options) {
+        String id = delegate.send(body, options);
+        record(List.of(new Sent<>(id, body, options.delay(), options.attributes())));
+        return id;
+    }
+
+    @Override
+    public List<String> sendBatch(List<? extends T> bodies, SendOptions options) {
+        Limits.requireBatchSize(bodies.size(), "batch size");
+        List<String> ids = delegate.sendBatch(bodies, options);
+        List<Sent<T>> records = new ArrayList<>(ids.size());
+        for (int i = 0; i < ids.size(); i++) {
+            records.add(new Sent<>(ids.get(i), bodies.get(i), options.delay(), options.attributes()));
+        }
+        record(records);
+        return ids;
+    }
+
+    private void record(List<Sent<T>> records) {
+        lock.lock();
+        try {
+            sent.addAll(records);
+            added.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public List<Message<T>> receive(ReceiveOptions options) {
+        return delegate.receive(options);
+    }
+
+    @Override
+    public long purge() {
+        return delegate.purge();
+    }
+
+    @Override
+    public long approximateCount() {
+        return delegate.approximateCount();
+    }
+
+    @Override
+    public MailboxCapabilities capabilities() {
+        return delegate.capabilities();
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+
+    @Override
+    public String toString() {
+        return "CollectingMailbox[" + name() + ", sent=" + sentCount() + "]";
+    }
+}

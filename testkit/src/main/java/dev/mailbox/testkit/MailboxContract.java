@@ -1,0 +1,1410 @@
+package dev.mailbox.testkit;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import dev.mailbox.api.Codec;
+import dev.mailbox.api.Limits;
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.api.MailboxCapabilities;
+import dev.mailbox.api.MailboxClosedException;
+import dev.mailbox.api.MailboxFullException;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.MessageTooLargeException;
+import dev.mailbox.api.ReceiptHandleExpiredException;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.RedrivePolicy;
+import dev.mailbox.api.SendOptions;
+import dev.mailbox.api.SerializationException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
+
+/**
+ * The Mailbox compatibility kit: the contract of {@link Mailbox} and {@link Message} as tests. A
+ * backend runs all of it by extending this class and implementing {@link #createMailbox(MailboxSpec)}:
+ *
+ * <pre>{@code
+ * class RedisMailboxContractTest extends MailboxContract {
+ *     @Override
+ *     protected <T> Mailbox<T> createMailbox(MailboxSpec<T> spec) {
+ *         return RedisMailbox.builder(spec.name(), spec.codec()).client(redis)...build();
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Where backends may differ the tests read the mailbox's {@link MailboxCapabilities} and check
+ * the rule the backend declares, so no test is skipped.
+ *
+ * <p><b>Time.</b> Tests that need time to pass call {@link #elapse(Duration)}: by default it sleeps
+ * (a real server keeps its own time), while a backend on a manual clock overrides it to move the
+ * clock, and {@link #patience()} to zero, so its run takes no wall-clock time at all. Tests that need
+ * a receive to be blocked before they act call {@link #awaitBlockedInReceive(Thread)} rather than
+ * sleeping.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+public abstract class MailboxContract {
+
+    /** Text that the kit's codec refuses to encode. */
+    protected static final String UNENCODABLE = "!unencodable";
+    /** Text that the kit's codec encodes but refuses to decode. */
+    protected static final String POISON = "!poison";
+
+    /** Strings as UTF-8, except that {@link #UNENCODABLE} cannot be encoded nor {@link #POISON} decoded. */
+    protected static final Codec<String> TEXT = new Codec<>() {
+        @Override
+        public byte[] encode(String value) {
+            if (value.startsWith(UNENCODABLE)) {
+                throw new SerializationException("the kit's codec refuses to encode '" + value + "'", null);
+            }
+            return value.getBytes(StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public String decode(byte[] bytes) {
+            String value = new String(bytes, StandardCharsets.UTF_8);
+            if (value.startsWith(POISON)) {
+                throw new SerializationException("the kit's codec refuses to decode '" + value + "'", null);
+            }
+            return value;
+        }
+
+        @Override
+        public String toString() {
+            return "MailboxContract.TEXT";
+        }
+    };
+
+    /** A typed body with nested records, a list, java.time and an Optional. */
+    public record Order(String id, List<Line> lines, Instant placedAt, LocalDate deliverOn,
+                        Optional<String> note) {
+    }
+
+    /** A line of an {@link Order}. */
+    public record Line(String sku, int quantity, BigDecimal price) {
+    }
+
+    /** A timeout that must not lapse during a test. */
+    private static final Duration LONG = Duration.ofMinutes(10);
+    /** How long a blocked receive is allowed to wait; much longer than any test waits for it. */
+    private static final Duration LONG_WAIT = Duration.ofSeconds(60);
+    /** How long the test itself waits, in real time, for something that must happen. */
+    private static final Duration REAL_TIMEOUT = Duration.ofSeconds(30);
+
+    private final List<Mailbox<?>> created = new CopyOnWriteArrayList<>();
+    private final List<Thread> receivers = new CopyOnWriteArrayList<>();
+
+    /**
+     * Creates a new mailbox as the spec says. Called several times per test, always with a new name.
+     *
+     * @param spec name, codec, and optionally redrive policy, capacity and size limit
+     * @param <T>  the body type
+     * @return the mailbox
+     */
+    protected abstract <T> Mailbox<T> createMailbox(MailboxSpec<T> spec);
+
+    /**
+     * Lets {@code duration} of the backend's time pass. The default sleeps for it plus a 100 ms
+     * margin; a backend on a manual clock moves the clock instead.
+     *
+     * @param duration how long
+     */
+    protected void elapse(Duration duration) {
+        try {
+            Thread.sleep(duration.plusMillis(100).toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * How long a receive that expects messages may wait for them: backends with eventually consistent
+     * reads need a moment. Zero for backends where a sent message is visible at once.
+     *
+     * @return the default, 5 seconds
+     */
+    protected Duration patience() {
+        return Duration.ofSeconds(5);
+    }
+
+    /**
+     * The unit of time tests use for delays and visibility timeouts. At least the backend's time
+     * granularity.
+     *
+     * @return the default, one second
+     */
+    protected Duration tick() {
+        return Duration.ofSeconds(1);
+    }
+
+    /**
+     * The backend's current wall-clock time, to check {@link Message#enqueuedAt()}.
+     *
+     * @return the default, {@link Instant#now()}
+     */
+    protected Instant backendNow() {
+        return Instant.now();
+    }
+
+    /**
+     * Waits until {@code thread} is blocked inside a receive. The default waits (up to 5 seconds) for
+     * the thread to park; a backend whose receive blocks in a socket read (where the thread stays
+     * RUNNABLE) should override this with a precise check, such as asking the server for its blocked
+     * clients.
+     *
+     * @param thread the thread running the receive
+     */
+    protected void awaitBlockedInReceive(Thread thread) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (System.nanoTime() - deadline < 0) {
+            Thread.State state = thread.getState();
+            if (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING
+                    || state == Thread.State.TERMINATED) {
+                return;
+            }
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
+
+    /**
+     * Removes a mailbox a test created. The default purges and closes it, ignoring failures.
+     *
+     * @param mailbox the mailbox
+     */
+    protected void destroy(Mailbox<?> mailbox) {
+        try {
+            mailbox.purge();
+        } catch (RuntimeException ignored) {
+            // already closed, or the test broke it on purpose
+        }
+        mailbox.close();
+    }
+
+    @AfterEach
+    void destroyMailboxes() throws InterruptedException {
+        for (Mailbox<?> m : created) {
+            destroy(m);
+        }
+        for (Thread t : receivers) {
+            t.join(REAL_TIMEOUT.toMillis());
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /**
+     * @param spec what to create
+     * @param <T>  the body type
+     * @return a mailbox that is destroyed after the test
+     */
+    protected final <T> Mailbox<T> newMailbox(MailboxSpec<T> spec) {
+        Mailbox<T> m = createMailbox(spec);
+        created.add(m);
+        return m;
+    }
+
+    /** @return a fresh mailbox of strings with the kit's codec */
+    protected final Mailbox<String> newTextMailbox() {
+        return newMailbox(MailboxSpec.of(uniqueName("text"), TEXT));
+    }
+
+    /**
+     * @param hint a readable part
+     * @return a mailbox name no other test uses
+     */
+    protected static String uniqueName(String hint) {
+        return "tck-" + hint + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private Duration ticks(long n) {
+        return tick().multipliedBy(n);
+    }
+
+    private static ReceiveOptions visibility(Duration timeout) {
+        return ReceiveOptions.defaults().withVisibilityTimeout(timeout);
+    }
+
+    private <T> Message<T> receiveOne(Mailbox<T> m, Duration visibilityTimeout) {
+        List<Message<T>> got = m.receive(visibility(visibilityTimeout).withWaitTime(patience()));
+        assertThat(got).as("one message received from %s", m.name()).hasSize(1);
+        return got.get(0);
+    }
+
+    private <T> Message<T> receiveOne(Mailbox<T> m) {
+        return receiveOne(m, LONG);
+    }
+
+    /** Receives until {@code n} messages arrived (or nothing more comes within patience), in arrival order. */
+    private <T> List<Message<T>> receiveAll(Mailbox<T> m, int n, Duration visibilityTimeout) {
+        List<Message<T>> all = new ArrayList<>();
+        long deadline = System.nanoTime() + patience().toNanos();
+        Duration wait = patience().isZero() ? Duration.ZERO : Duration.ofSeconds(1);
+        while (all.size() < n) {
+            int want = Math.min(Limits.MAX_BATCH, n - all.size());
+            List<Message<T>> batch = m.receive(visibility(visibilityTimeout).withMaxMessages(want).withWaitTime(wait));
+            if (batch.isEmpty() && System.nanoTime() - deadline >= 0) {
+                break;
+            }
+            all.addAll(batch);
+        }
+        return all;
+    }
+
+    private static void assertNothingVisible(Mailbox<?> m) {
+        assertThat(m.receive(ReceiveOptions.defaults().withMaxMessages(10)))
+                .as("messages visible in %s", m.name()).isEmpty();
+    }
+
+    private void assertCount(Mailbox<?> m, long expected) {
+        if (m.capabilities().exactCount()) {
+            assertThat(m.approximateCount()).as("count of %s", m.name()).isEqualTo(expected);
+            return;
+        }
+        long deadline = System.nanoTime() + patience().plusSeconds(60).toNanos();
+        long last;
+        while ((last = m.approximateCount()) != expected && System.nanoTime() - deadline < 0) {
+            Thread.onSpinWait();
+            pause();
+        }
+        assertThat(last).as("count of %s (eventually)", m.name()).isEqualTo(expected);
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(100);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    /** Acknowledging with a stale handle is refused, or is a no-op where the backend cannot tell. */
+    private static void assertStaleAcknowledge(Mailbox<?> m, Message<?> stale) {
+        if (m.capabilities().detectsStaleAcknowledge()) {
+            assertThatThrownBy(stale::acknowledge).isInstanceOf(ReceiptHandleExpiredException.class)
+                    .hasMessageContaining(stale.receiptHandle());
+        } else {
+            assertThatCode(stale::acknowledge).doesNotThrowAnyException();
+        }
+    }
+
+    /** A receive running on its own thread. */
+    private record Pending<T>(Thread thread, CompletableFuture<List<Message<T>>> result) {
+        List<Message<T>> await() {
+            try {
+                return result.get(REAL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                throw new AssertionError("the background receive did not return within " + REAL_TIMEOUT, e);
+            }
+        }
+    }
+
+    private <T> Pending<T> receiveInBackground(Mailbox<T> m, ReceiveOptions options) {
+        CompletableFuture<List<Message<T>>> result = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                result.complete(m.receive(options));
+            } catch (Throwable e) {
+                result.completeExceptionally(e);
+            }
+        }, "tck-receiver-" + m.name());
+        t.setDaemon(true);
+        receivers.add(t);
+        t.start();
+        awaitBlockedInReceive(t);
+        return new Pending<>(t, result);
+    }
+
+    private static Order sampleOrder(String id) {
+        return new Order(id,
+                List.of(new Line("sku-1", 2, new BigDecimal("19.99")), new Line("sku-2", 1, new BigDecimal("5.00"))),
+                Instant.parse("2026-11-21T10:15:30.123456Z"), LocalDate.of(2026, 12, 24), Optional.of("leave at door"));
+    }
+
+    // ------------------------------------------------------------------ the contract
+
+    @Nested
+    @DisplayName("sending and receiving")
+    class SendingAndReceiving {
+
+        @Test
+        @DisplayName("a typed body and its attributes arrive exactly as sent")
+        void typedRoundTrip() {
+            Mailbox<Order> m = newMailbox(MailboxSpec.of(uniqueName("orders"), Codec.json(Order.class)));
+            Order order = sampleOrder("o-1");
+            m.send(order, SendOptions.defaults().withAttribute("tenant", "acme").withAttribute("trace-id", "t.1"));
+
+            Message<Order> got = receiveOne(m);
+
+            assertThat(got.body()).isEqualTo(order);
+            assertThat(got.attributes()).containsExactlyInAnyOrderEntriesOf(Map.of("tenant", "acme", "trace-id", "t.1"));
+        }
+
+        @Test
+        @DisplayName("a generic body such as List<Order> arrives as sent")
+        void genericRoundTrip() {
+            Mailbox<List<Order>> m = newMailbox(MailboxSpec.of(uniqueName("order-lists"),
+                    Codec.json(new TypeReference<List<Order>>() { })));
+            List<Order> orders = List.of(sampleOrder("a"), sampleOrder("b"));
+            m.send(orders);
+
+            assertThat(receiveOne(m).body()).isEqualTo(orders).first().isInstanceOf(Order.class);
+        }
+
+        @Test
+        @DisplayName("send returns a unique id, and the received message carries it")
+        void idsAreUniqueAndCarried() {
+            Mailbox<String> m = newTextMailbox();
+            List<String> ids = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                ids.add(m.send("m" + i));
+            }
+            assertThat(new HashSet<>(ids)).hasSize(20);
+
+            List<Message<String>> got = receiveAll(m, 20, LONG);
+            Map<String, String> idByBody = got.stream().collect(Collectors.toMap(Message::body, Message::id));
+            for (int i = 0; i < 20; i++) {
+                assertThat(idByBody.get("m" + i)).isEqualTo(ids.get(i));
+            }
+        }
+
+        @Test
+        @DisplayName("a first delivery has delivery count 1, no attributes and the send time")
+        void firstDelivery() {
+            Mailbox<String> m = newTextMailbox();
+            Instant before = backendNow();
+            m.send("hello");
+            Instant after = backendNow();
+
+            Message<String> got = receiveOne(m);
+
+            Duration tolerance = Duration.ofSeconds(1).plus(m.capabilities().timeGranularity());
+            assertThat(got.deliveryCount()).isEqualTo(1);
+            assertThat(got.attributes()).isEmpty();
+            assertThat(got.enqueuedAt()).isBetween(before.minus(tolerance), after.plus(tolerance));
+            assertThat(got.receiptHandle()).isNotBlank();
+        }
+
+        @Test
+        @DisplayName("receiving from an empty mailbox without waiting returns an empty list")
+        void emptyReceive() {
+            Mailbox<String> m = newTextMailbox();
+            assertThat(m.receive()).isEmpty();
+            assertThat(m.receive(ReceiveOptions.defaults().withMaxMessages(10))).isEmpty();
+        }
+
+        @Test
+        @DisplayName("a received message is invisible to other receivers")
+        void receivedIsInvisible() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("only");
+            receiveOne(m);
+
+            assertNothingVisible(m);
+        }
+
+        @Test
+        @DisplayName("a receive returns at most maxMessages messages")
+        void maxMessages() {
+            Mailbox<String> m = newTextMailbox();
+            m.sendBatch(IntStream.range(0, 10).mapToObj(i -> "a" + i).toList());
+            m.sendBatch(IntStream.range(0, 5).mapToObj(i -> "b" + i).toList());
+
+            List<Message<String>> first = m.receive(ReceiveOptions.defaults().withMaxMessages(10)
+                    .withVisibilityTimeout(LONG).withWaitTime(patience()));
+            List<Message<String>> three = m.receive(ReceiveOptions.defaults().withMaxMessages(3)
+                    .withVisibilityTimeout(LONG).withWaitTime(patience()));
+
+            if (m.capabilities().exactCount()) {
+                assertThat(first).hasSize(10);
+                assertThat(three).hasSize(3);
+            } else {
+                assertThat(first).hasSizeBetween(1, 10);
+                assertThat(three).hasSizeBetween(1, 3);
+            }
+            List<Message<String>> rest = receiveAll(m, 15 - first.size() - three.size(), LONG);
+            Set<String> bodies = new HashSet<>();
+            for (List<Message<String>> batch : List.of(first, three, rest)) {
+                batch.forEach(msg -> assertThat(bodies.add(msg.body())).as("duplicate %s", msg.body()).isTrue());
+            }
+            assertThat(bodies).hasSize(15);
+        }
+
+        @Test
+        @DisplayName("a batch send stores every message with its own id and the shared attributes")
+        void batchSend() {
+            Mailbox<String> m = newTextMailbox();
+            List<String> bodies = IntStream.range(0, 10).mapToObj(i -> "batch-" + i).toList();
+            List<String> ids = m.sendBatch(bodies, SendOptions.defaults().withAttribute("kind", "batch"));
+
+            assertThat(ids).hasSize(10).doesNotHaveDuplicates();
+            List<Message<String>> got = receiveAll(m, 10, LONG);
+            assertThat(got).extracting(Message::body).containsExactlyInAnyOrderElementsOf(bodies);
+            assertThat(got).allSatisfy(msg -> {
+                assertThat(msg.attributes()).containsEntry("kind", "batch");
+                assertThat(msg.id()).isEqualTo(ids.get(bodies.indexOf(msg.body())));
+            });
+        }
+
+        @Test
+        @DisplayName("the default receive() takes one message")
+        void defaultReceive() {
+            Mailbox<String> m = newTextMailbox();
+            m.sendBatch(List.of("x", "y"));
+            assertCount(m, 2);
+            List<Message<String>> got = m.receive(ReceiveOptions.defaults().withWaitTime(patience()));
+            assertThat(got).hasSize(1);
+            assertThat(ReceiveOptions.defaults().visibilityTimeout()).isEqualTo(Duration.ofSeconds(30));
+        }
+    }
+
+    @Nested
+    @DisplayName("receipt handles")
+    class ReceiptHandles {
+
+        @Test
+        @DisplayName("every delivery gets a new receipt handle")
+        void newHandlePerDelivery() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Set<String> handles = new HashSet<>();
+            for (int i = 1; i <= 3; i++) {
+                Message<String> got = receiveOne(m);
+                assertThat(got.deliveryCount()).isEqualTo(i);
+                assertThat(handles.add(got.receiptHandle())).as("handle %s reused", got.receiptHandle()).isTrue();
+                got.nack();
+            }
+        }
+
+        @Test
+        @DisplayName("acknowledging deletes the message")
+        void acknowledgeDeletes() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            receiveOne(m).acknowledge();
+
+            assertCount(m, 0);
+            assertNothingVisible(m);
+        }
+
+        @Test
+        @DisplayName("acknowledging twice: the second acknowledge has a stale handle")
+        void acknowledgeTwice() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> got = receiveOne(m);
+            got.acknowledge();
+
+            assertStaleAcknowledge(m, got);
+            assertCount(m, 0);
+        }
+
+        @Test
+        @DisplayName("after redelivery the old handle cannot acknowledge, and the new delivery is untouched")
+        void oldHandleAfterRedelivery() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> first = receiveOne(m, tick());
+            elapse(tick());
+            Message<String> second = receiveOne(m);
+            assertThat(second.deliveryCount()).isEqualTo(2);
+
+            assertStaleAcknowledge(m, first);
+
+            assertCount(m, 1);
+            assertThatCode(second::acknowledge).doesNotThrowAnyException();
+            assertCount(m, 0);
+        }
+
+        @Test
+        @DisplayName("once the visibility timeout ends the handle is stale, even before any redelivery")
+        void handleStaleAfterExpiry() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> got = receiveOne(m, tick());
+            elapse(tick());
+
+            if (m.capabilities().detectsStaleAcknowledge()) {
+                assertThatThrownBy(got::acknowledge).isInstanceOf(ReceiptHandleExpiredException.class);
+                assertThat(receiveOne(m).deliveryCount()).isEqualTo(2);
+            }
+            assertThatThrownBy(() -> got.extendVisibility(LONG)).isInstanceOf(ReceiptHandleExpiredException.class);
+            assertThatThrownBy(got::nack).isInstanceOf(ReceiptHandleExpiredException.class);
+        }
+
+        @Test
+        @DisplayName("a stale handle cannot nack: the current delivery stays invisible")
+        void staleNack() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> first = receiveOne(m, tick());
+            elapse(tick());
+            Message<String> second = receiveOne(m);
+
+            assertThatThrownBy(first::nack).isInstanceOf(ReceiptHandleExpiredException.class);
+            assertNothingVisible(m);
+            second.acknowledge();
+        }
+
+        @Test
+        @DisplayName("a stale handle cannot extend the visibility timeout")
+        void staleExtend() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> first = receiveOne(m, tick());
+            elapse(tick());
+            Message<String> second = receiveOne(m);
+
+            assertThatThrownBy(() -> first.extendVisibility(LONG))
+                    .isInstanceOf(ReceiptHandleExpiredException.class);
+            assertThatCode(second::acknowledge).doesNotThrowAnyException();
+        }
+
+        @Test
+        @DisplayName("a nacked delivery's handle is stale")
+        void nackMakesHandleStale() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> got = receiveOne(m);
+            got.nack(LONG);
+
+            assertThatThrownBy(() -> got.extendVisibility(LONG)).isInstanceOf(ReceiptHandleExpiredException.class);
+            assertThatThrownBy(got::nack).isInstanceOf(ReceiptHandleExpiredException.class);
+            if (m.capabilities().detectsStaleAcknowledge()) {
+                assertThatThrownBy(got::acknowledge).isInstanceOf(ReceiptHandleExpiredException.class);
+                assertCount(m, 1);
+            }
+        }
+
+        @Test
+        @DisplayName("purging makes the handles of in-flight messages stale")
+        void purgeMakesHandlesStale() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> got = receiveOne(m);
+            m.purge();
+
+            assertStaleAcknowledge(m, got);
+            assertThatThrownBy(() -> got.extendVisibility(LONG)).isInstanceOf(ReceiptHandleExpiredException.class);
+            assertCount(m, 0);
+        }
+    }
+
+    @Nested
+    @DisplayName("visibility timeout")
+    class Visibility {
+
+        @Test
+        @DisplayName("an unacknowledged message is delivered again when its visibility timeout ends")
+        void redeliveredAfterTimeout() {
+            Mailbox<String> m = newTextMailbox();
+            String id = m.send("x");
+            Message<String> first = receiveOne(m, tick());
+            elapse(tick());
+
+            Message<String> second = receiveOne(m);
+
+            assertThat(second.id()).isEqualTo(id);
+            assertThat(second.body()).isEqualTo("x");
+            assertThat(second.deliveryCount()).isEqualTo(2);
+            assertThat(second.receiptHandle()).isNotEqualTo(first.receiptHandle());
+            assertThat(second.enqueuedAt()).isEqualTo(first.enqueuedAt());
+        }
+
+        @Test
+        @DisplayName("a message is not delivered again before its visibility timeout ends")
+        void notRedeliveredEarly() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            receiveOne(m, ticks(4));
+            elapse(tick());
+
+            assertNothingVisible(m);
+        }
+
+        @Test
+        @DisplayName("extending the visibility timeout prevents redelivery and keeps the handle current")
+        void extendPreventsRedelivery() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> got = receiveOne(m, ticks(2));
+            got.extendVisibility(ticks(8));
+            elapse(ticks(3));
+
+            assertNothingVisible(m);
+            assertThatCode(got::acknowledge).doesNotThrowAnyException();
+            assertCount(m, 0);
+        }
+
+        @Test
+        @DisplayName("an extension counts from now, not from the receive")
+        void extendCountsFromNow() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> got = receiveOne(m, ticks(8));
+            elapse(tick());
+            got.extendVisibility(tick());
+            elapse(tick());
+
+            assertThat(receiveOne(m).deliveryCount()).isEqualTo(2);
+        }
+
+        @Test
+        @DisplayName("nack() makes the message visible again at once, keeping its delivery count")
+        void nackZero() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            receiveOne(m).nack();
+
+            Message<String> again = receiveOne(m);
+            assertThat(again.deliveryCount()).isEqualTo(2);
+            assertThat(again.body()).isEqualTo("x");
+        }
+
+        @Test
+        @DisplayName("nack(t) hides the message for t")
+        void nackWithTimeout() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            receiveOne(m).nack(ticks(3));
+            elapse(tick());
+            assertNothingVisible(m);
+
+            elapse(ticks(2));
+            assertThat(receiveOne(m).deliveryCount()).isEqualTo(2);
+        }
+
+        @Test
+        @DisplayName("a visibility timeout of zero leaves the message visible to the next receive")
+        void zeroVisibility() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            receiveOne(m, Duration.ZERO);
+
+            assertThat(receiveOne(m).deliveryCount()).isEqualTo(2);
+        }
+    }
+
+    @Nested
+    @DisplayName("delays")
+    class Delays {
+
+        @Test
+        @DisplayName("a delayed message stays invisible until its delay ends")
+        void delayed() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("later", SendOptions.defaults().withDelay(ticks(3)));
+            assertNothingVisible(m);
+            elapse(tick());
+            assertNothingVisible(m);
+
+            elapse(ticks(2));
+            Message<String> got = receiveOne(m);
+            assertThat(got.body()).isEqualTo("later");
+            assertThat(got.deliveryCount()).isEqualTo(1);
+        }
+
+        @Test
+        @DisplayName("a delayed message does not hold back the messages sent after it")
+        void delayDoesNotBlock() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("later", SendOptions.defaults().withDelay(LONG));
+            m.send("now");
+
+            assertThat(receiveOne(m).body()).isEqualTo("now");
+            assertNothingVisible(m);
+        }
+
+        @Test
+        @DisplayName("a delayed batch becomes visible together")
+        void delayedBatch() {
+            Mailbox<String> m = newTextMailbox();
+            m.sendBatch(List.of("a", "b", "c"), SendOptions.defaults().withDelay(ticks(2)));
+            assertNothingVisible(m);
+            elapse(ticks(2));
+
+            assertThat(receiveAll(m, 3, LONG)).extracting(Message::body).containsExactlyInAnyOrder("a", "b", "c");
+        }
+    }
+
+    @Nested
+    @DisplayName("long polling")
+    class LongPolling {
+
+        @Test
+        @DisplayName("a waiting receive returns empty when its wait ends")
+        void waitEnds() {
+            Mailbox<String> m = newTextMailbox();
+            Pending<String> pending = receiveInBackground(m, ReceiveOptions.defaults().withWaitTime(ticks(2)));
+            assertThat(pending.result()).isNotDone();
+
+            elapse(ticks(2));
+
+            assertThat(pending.await()).isEmpty();
+        }
+
+        @Test
+        @DisplayName("a waiting receive returns at once when a message is already there")
+        void returnsAtOnce() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            assertCount(m, 1);
+
+            Pending<String> pending = receiveInBackground(m, ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
+
+            assertThat(pending.await()).extracting(Message::body).containsExactly("x");
+        }
+
+        @Test
+        @DisplayName("a waiting receive wakes when a message is sent")
+        void wakesOnSend() {
+            Mailbox<String> m = newTextMailbox();
+            Pending<String> pending = receiveInBackground(m, ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
+
+            m.send("wake");
+
+            assertThat(pending.await()).extracting(Message::body).containsExactly("wake");
+        }
+
+        @Test
+        @DisplayName("a waiting receive wakes when a message is nacked")
+        void wakesOnNack() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> held = receiveOne(m);
+            Pending<String> pending = receiveInBackground(m, ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
+
+            held.nack();
+
+            List<Message<String>> got = pending.await();
+            assertThat(got).hasSize(1);
+            assertThat(got.get(0).deliveryCount()).isEqualTo(2);
+        }
+
+        @Test
+        @DisplayName("a waiting receive wakes when a visibility timeout ends")
+        void wakesOnExpiry() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            receiveOne(m, tick());
+            Pending<String> pending = receiveInBackground(m, ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
+
+            elapse(tick());
+
+            List<Message<String>> got = pending.await();
+            assertThat(got).hasSize(1);
+            assertThat(got.get(0).deliveryCount()).isEqualTo(2);
+        }
+
+        @Test
+        @DisplayName("a waiting receive wakes when a delay ends")
+        void wakesOnDelayEnd() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("later", SendOptions.defaults().withDelay(tick()));
+            Pending<String> pending = receiveInBackground(m, ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
+
+            elapse(tick());
+
+            assertThat(pending.await()).extracting(Message::body).containsExactly("later");
+        }
+
+        @Test
+        @DisplayName("several waiting receivers each get a different message")
+        void severalWaiters() {
+            Mailbox<String> m = newTextMailbox();
+            List<Pending<String>> pending = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                pending.add(receiveInBackground(m, visibility(LONG).withWaitTime(LONG_WAIT)));
+            }
+
+            m.sendBatch(List.of("a", "b", "c"));
+
+            List<String> bodies = new ArrayList<>();
+            for (Pending<String> p : pending) {
+                List<Message<String>> got = p.await();
+                assertThat(got).hasSize(1);
+                bodies.add(got.get(0).body());
+            }
+            assertThat(bodies).containsExactlyInAnyOrder("a", "b", "c");
+        }
+
+        @Test
+        @DisplayName("closing the mailbox wakes waiting receivers, which return empty")
+        void closeWakesReceivers() {
+            Mailbox<String> m = newTextMailbox();
+            Pending<String> pending = receiveInBackground(m, ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
+
+            m.close();
+
+            assertThat(pending.await()).isEmpty();
+        }
+    }
+
+    @Nested
+    @DisplayName("order")
+    class Order_ {
+
+        @Test
+        @DisplayName("messages arrive in send order where the backend claims FIFO, and all arrive otherwise")
+        void sendOrder() {
+            Mailbox<String> m = newTextMailbox();
+            List<String> sent = IntStream.range(0, 25).mapToObj(i -> "m" + i).toList();
+            sent.forEach(m::send);
+
+            List<String> got = new ArrayList<>();
+            for (int i = 0; i < 25; i++) {
+                Message<String> msg = receiveOne(m);
+                got.add(msg.body());
+                msg.acknowledge();
+            }
+            if (m.capabilities().fifo()) {
+                assertThat(got).containsExactlyElementsOf(sent);
+            } else {
+                assertThat(got).containsExactlyInAnyOrderElementsOf(sent);
+            }
+        }
+
+        @Test
+        @DisplayName("batch receives keep the order across and within batches where FIFO is claimed")
+        void batchOrder() {
+            Mailbox<String> m = newTextMailbox();
+            List<String> sent = IntStream.range(0, 25).mapToObj(i -> "m" + i).toList();
+            for (int i = 0; i < 25; i += 5) {
+                m.sendBatch(sent.subList(i, i + 5));
+            }
+
+            List<String> got = receiveAll(m, 25, LONG).stream().map(Message::body).toList();
+            if (m.capabilities().fifo()) {
+                assertThat(got).containsExactlyElementsOf(sent);
+            } else {
+                assertThat(got).containsExactlyInAnyOrderElementsOf(sent);
+            }
+        }
+
+        @Test
+        @DisplayName("a nacked message goes behind the messages already waiting where FIFO is claimed")
+        void nackGoesBehind() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("a");
+            m.send("b");
+            Message<String> a = receiveOne(m);
+            assertThat(a.body()).isEqualTo(m.capabilities().fifo() ? "a" : a.body());
+            a.nack();
+
+            List<String> next = receiveAll(m, 2, LONG).stream().map(Message::body).toList();
+            if (m.capabilities().fifo()) {
+                assertThat(next).containsExactly("b", "a");
+            } else {
+                assertThat(next).containsExactlyInAnyOrder("a", "b");
+            }
+        }
+    }
+
+    @Nested
+    @DisplayName("counting and purging")
+    class Counting {
+
+        @Test
+        @DisplayName("the count includes queued, in-flight and delayed messages")
+        void countsEveryState() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("queued");
+            m.send("in flight");
+            m.send("delayed", SendOptions.defaults().withDelay(LONG));
+            assertCount(m, 3);
+            receiveOne(m);
+
+            assertCount(m, 3);
+        }
+
+        @Test
+        @DisplayName("acknowledging lowers the count; nacking does not")
+        void countAfterAckAndNack() {
+            Mailbox<String> m = newTextMailbox();
+            m.sendBatch(List.of("a", "b"));
+            List<Message<String>> got = receiveAll(m, 2, LONG);
+            got.get(0).acknowledge();
+            assertCount(m, 1);
+            got.get(1).nack();
+            assertCount(m, 1);
+        }
+
+        @Test
+        @DisplayName("purge removes queued, in-flight and delayed messages and says how many")
+        void purgeEverything() {
+            Mailbox<String> m = newTextMailbox();
+            m.sendBatch(List.of("a", "b", "c"));
+            m.send("delayed", SendOptions.defaults().withDelay(LONG));
+            assertCount(m, 4);
+            receiveOne(m);
+
+            long purged = m.purge();
+
+            if (m.capabilities().exactCount()) {
+                assertThat(purged).isEqualTo(4);
+            } else {
+                assertThat(purged).isBetween(0L, 4L);
+            }
+            assertCount(m, 0);
+            assertNothingVisible(m);
+        }
+
+        @Test
+        @DisplayName("purging an empty mailbox removes nothing")
+        void purgeEmpty() {
+            Mailbox<String> m = newTextMailbox();
+            assertThat(m.purge()).isZero();
+            assertCount(m, 0);
+        }
+
+        @Test
+        @DisplayName("purging one mailbox leaves other mailboxes alone")
+        void purgeIsolated() {
+            Mailbox<String> one = newTextMailbox();
+            Mailbox<String> other = newTextMailbox();
+            one.send("x");
+            other.send("y");
+            assertCount(one, 1);
+
+            one.purge();
+
+            assertCount(other, 1);
+            assertThat(receiveOne(other).body()).isEqualTo("y");
+        }
+    }
+
+    @Nested
+    @DisplayName("dead letters")
+    class DeadLetters {
+
+        @Test
+        @DisplayName("after maxReceiveCount deliveries the message moves to the dead-letter mailbox, intact")
+        void movesAfterMaxReceives() {
+            Mailbox<String> dlq = newMailbox(MailboxSpec.of(uniqueName("dlq"), TEXT));
+            Mailbox<String> m = newMailbox(MailboxSpec.of(uniqueName("redrive"), TEXT)
+                    .withRedrivePolicy(RedrivePolicy.of(2, dlq)));
+            m.send("doomed", SendOptions.defaults().withAttribute("k", "v"));
+
+            receiveOne(m).nack();
+            Message<String> second = receiveOne(m);
+            assertThat(second.deliveryCount()).isEqualTo(2);
+            second.nack();
+
+            assertNothingVisible(m);
+            Message<String> dead = receiveOne(dlq);
+            assertThat(dead.body()).isEqualTo("doomed");
+            assertThat(dead.attributes()).containsEntry("k", "v");
+            assertCount(m, 0);
+            assertCount(dlq, 1);
+        }
+
+        @Test
+        @DisplayName("a visibility timeout ending counts as a failed delivery")
+        void expiryCounts() {
+            Mailbox<String> dlq = newMailbox(MailboxSpec.of(uniqueName("dlq"), TEXT));
+            Mailbox<String> m = newMailbox(MailboxSpec.of(uniqueName("redrive"), TEXT)
+                    .withRedrivePolicy(RedrivePolicy.of(1, dlq)));
+            m.send("slow");
+            receiveOne(m, tick());
+            elapse(tick());
+
+            assertNothingVisible(m);
+            assertThat(receiveOne(dlq).body()).isEqualTo("slow");
+        }
+
+        @Test
+        @DisplayName("a message acknowledged within its allowance is never dead-lettered")
+        void acknowledgedInTime() {
+            Mailbox<String> dlq = newMailbox(MailboxSpec.of(uniqueName("dlq"), TEXT));
+            Mailbox<String> m = newMailbox(MailboxSpec.of(uniqueName("redrive"), TEXT)
+                    .withRedrivePolicy(RedrivePolicy.of(2, dlq)));
+            m.send("fine");
+            receiveOne(m).nack();
+            receiveOne(m).acknowledge();
+
+            assertCount(m, 0);
+            assertCount(dlq, 0);
+            assertNothingVisible(dlq);
+        }
+
+        @Test
+        @DisplayName("an undecodable body surfaces as an error and ends in the dead-letter mailbox, bytes intact")
+        void undecodableIsDeadLettered() {
+            Mailbox<byte[]> dlq = newMailbox(MailboxSpec.of(uniqueName("dlq"), Codec.bytes()));
+            Mailbox<String> m = newMailbox(MailboxSpec.of(uniqueName("redrive"), TEXT)
+                    .withRedrivePolicy(RedrivePolicy.of(2, dlq)));
+            m.send(POISON + " payload");
+
+            for (int i = 1; i <= 2; i++) {
+                Message<String> got = receiveOne(m);
+                assertThat(got.deliveryCount()).isEqualTo(i);
+                assertThatThrownBy(got::body).isInstanceOf(SerializationException.class);
+                got.nack();
+            }
+
+            assertNothingVisible(m);
+            Message<byte[]> dead = receiveOne(dlq);
+            assertThat(new String(dead.body(), StandardCharsets.UTF_8)).isEqualTo(POISON + " payload");
+        }
+
+        @Test
+        @DisplayName("without a redrive policy an undecodable message is never dropped and blocks nothing")
+        void undecodableKept() {
+            Mailbox<String> m = newTextMailbox();
+            m.send(POISON);
+            m.send("good");
+
+            List<Message<String>> got = receiveAll(m, 2, LONG);
+            assertThat(got).hasSize(2);
+            Message<String> bad = got.stream().filter(x -> !decodes(x)).findFirst().orElseThrow();
+            Message<String> good = got.stream().filter(MailboxContract::decodes).findFirst().orElseThrow();
+            assertThat(good.body()).isEqualTo("good");
+            assertThatThrownBy(bad::body).isInstanceOf(SerializationException.class)
+                    .hasMessageContaining("decode");
+            good.acknowledge();
+            bad.nack();
+
+            Message<String> again = receiveOne(m);
+            assertThatThrownBy(again::body).isInstanceOf(SerializationException.class);
+            assertThat(again.deliveryCount()).isEqualTo(2);
+            assertCount(m, 1);
+        }
+    }
+
+    private static boolean decodes(Message<?> m) {
+        try {
+            m.body();
+            return true;
+        } catch (SerializationException e) {
+            return false;
+        }
+    }
+
+    @Nested
+    @DisplayName("bad input")
+    class BadInput {
+
+        @Test
+        @DisplayName("a body that cannot be encoded is refused at send, with nothing stored")
+        void unencodable() {
+            Mailbox<String> m = newTextMailbox();
+            assertThatThrownBy(() -> m.send(UNENCODABLE)).isInstanceOf(SerializationException.class);
+            assertThatThrownBy(() -> m.sendBatch(List.of("fine", UNENCODABLE)))
+                    .isInstanceOf(SerializationException.class);
+
+            assertCount(m, 0);
+            assertNothingVisible(m);
+        }
+
+        @Test
+        @DisplayName("a null body or null options are refused with NullPointerException")
+        void nulls() {
+            Mailbox<String> m = newTextMailbox();
+            assertThatThrownBy(() -> m.send(null)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> m.send("x", null)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> m.receive(null)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> m.sendBatch(java.util.Arrays.asList("a", null)))
+                    .isInstanceOf(NullPointerException.class);
+            assertCount(m, 0);
+        }
+
+        @Test
+        @DisplayName("an oversized message is refused with nothing stored; one exactly at the limit is accepted")
+        void oversized() {
+            Mailbox<String> m = newTextMailbox();
+            int limit = m.capabilities().maxMessageBytes();
+            String atLimit = "x".repeat(limit);
+            String over = "x".repeat(limit + 1);
+
+            assertThatThrownBy(() -> m.send(over)).isInstanceOf(MessageTooLargeException.class)
+                    .hasMessageContaining(String.valueOf(limit));
+            assertThatThrownBy(() -> m.send("x".repeat(limit - 10),
+                    SendOptions.defaults().withAttribute("attribute", "value")))
+                    .isInstanceOf(MessageTooLargeException.class);
+            assertThatThrownBy(() -> m.sendBatch(List.of("small", over))).isInstanceOf(MessageTooLargeException.class);
+            assertCount(m, 0);
+
+            m.send(atLimit);
+            assertThat(receiveOne(m).body()).hasSize(limit);
+        }
+
+        @Test
+        @DisplayName("maxMessages outside 1 to 10 is refused, naming the range")
+        void maxMessagesRange() {
+            assertThatThrownBy(() -> ReceiveOptions.defaults().withMaxMessages(0))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 1 and 10");
+            assertThatThrownBy(() -> ReceiveOptions.defaults().withMaxMessages(11))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 1 and 10");
+        }
+
+        @Test
+        @DisplayName("visibility timeouts outside 0 to 12 hours are refused on receive, nack and extend")
+        void visibilityRange() {
+            assertThatThrownBy(() -> ReceiveOptions.defaults().withVisibilityTimeout(Duration.ofSeconds(-1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("12 hours");
+            assertThatThrownBy(() -> ReceiveOptions.defaults().withVisibilityTimeout(Duration.ofHours(12).plusSeconds(1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("12 hours");
+
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> got = receiveOne(m);
+            assertThatThrownBy(() -> got.nack(Duration.ofHours(13)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("12 hours");
+            assertThatThrownBy(() -> got.extendVisibility(Duration.ofMillis(-1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("12 hours");
+
+            // the refused calls changed nothing: the handle is still current
+            assertNothingVisible(m);
+            assertThatCode(got::acknowledge).doesNotThrowAnyException();
+        }
+
+        @Test
+        @DisplayName("delays over 15 minutes and waits over 15 minutes are refused, naming the range")
+        void delayAndWaitRange() {
+            assertThatThrownBy(() -> SendOptions.defaults().withDelay(Duration.ofMinutes(15).plusSeconds(1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("15 minutes");
+            assertThatThrownBy(() -> SendOptions.defaults().withDelay(Duration.ofSeconds(-1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("15 minutes");
+            assertThatThrownBy(() -> ReceiveOptions.defaults().withWaitTime(Duration.ofMinutes(16)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("15 minutes");
+        }
+
+        @Test
+        @DisplayName("more than ten attributes, bad names and empty values are refused")
+        void attributes() {
+            Map<String, String> eleven = new LinkedHashMap<>();
+            for (int i = 0; i < 11; i++) {
+                eleven.put("a" + i, "v");
+            }
+            assertThatThrownBy(() -> SendOptions.defaults().withAttributes(eleven))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 10");
+            assertThatThrownBy(() -> SendOptions.defaults().withAttribute("bad name", "v"))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bad name");
+            assertThatThrownBy(() -> SendOptions.defaults().withAttribute("AWS.trace", "v"))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reserved");
+            assertThatThrownBy(() -> SendOptions.defaults().withAttribute("k", ""))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty");
+            assertThatThrownBy(() -> SendOptions.defaults().withAttribute("k", "bell\u0007"))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("U+0007");
+        }
+
+        @Test
+        @DisplayName("a batch of zero or more than ten messages is refused, with nothing stored")
+        void batchSize() {
+            Mailbox<String> m = newTextMailbox();
+            assertThatThrownBy(() -> m.sendBatch(List.of()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 1 and 10");
+            assertThatThrownBy(() -> m.sendBatch(Collections.nCopies(11, "x")))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 1 and 10");
+            assertCount(m, 0);
+        }
+    }
+
+    @Nested
+    @DisplayName("capacity")
+    class Capacity {
+
+        @Test
+        @DisplayName("a full mailbox refuses sends with nothing stored, and takes them again once there is room")
+        void full() {
+            Supplier<Mailbox<String>> create = () -> newMailbox(MailboxSpec.of(uniqueName("bounded"), TEXT).withCapacity(3));
+            if (!newTextMailbox().capabilities().capacity()) {
+                assertThatThrownBy(create::get).as("a backend without capacity must refuse one, not ignore it")
+                        .isInstanceOf(IllegalArgumentException.class);
+                return;
+            }
+            Mailbox<String> m = create.get();
+            m.send("queued");
+            m.send("delayed", SendOptions.defaults().withDelay(LONG));
+            m.send("in flight");
+            Message<String> got = receiveOne(m);
+
+            assertThatThrownBy(() -> m.send("fourth")).isInstanceOf(MailboxFullException.class)
+                    .hasMessageContaining(m.name());
+            assertCount(m, 3);
+
+            got.acknowledge();
+            assertThatThrownBy(() -> m.sendBatch(List.of("a", "b"))).isInstanceOf(MailboxFullException.class);
+            assertCount(m, 2);
+            m.send("fits");
+            assertCount(m, 3);
+        }
+    }
+
+    @Nested
+    @DisplayName("concurrency")
+    class Concurrency {
+
+        @Test
+        @DisplayName("with concurrent producers and consumers every message is acknowledged exactly once")
+        void producersAndConsumers() throws Exception {
+            Mailbox<String> m = newTextMailbox();
+            int producers = 4;
+            int perProducer = 250;
+            int consumers = 4;
+            int total = producers * perProducer;
+            Set<String> acked = ConcurrentHashMap.newKeySet();
+            Set<String> handles = ConcurrentHashMap.newKeySet();
+            List<String> problems = new CopyOnWriteArrayList<>();
+            AtomicInteger deliveries = new AtomicInteger();
+            CountDownLatch allAcked = new CountDownLatch(total);
+            List<Thread> threads = new ArrayList<>();
+
+            for (int c = 0; c < consumers; c++) {
+                threads.add(new Thread(() -> {
+                    while (allAcked.getCount() > 0) {
+                        List<Message<String>> batch;
+                        try {
+                            batch = m.receive(ReceiveOptions.defaults().withMaxMessages(10)
+                                    .withVisibilityTimeout(LONG).withWaitTime(LONG_WAIT));
+                        } catch (MailboxClosedException closed) {
+                            return;
+                        }
+                        for (Message<String> msg : batch) {
+                            deliveries.incrementAndGet();
+                            if (!handles.add(msg.receiptHandle())) {
+                                problems.add("handle reused: " + msg.receiptHandle());
+                            }
+                            msg.acknowledge();
+                            if (!acked.add(msg.body())) {
+                                problems.add("acknowledged twice: " + msg.body());
+                            }
+                            allAcked.countDown();
+                        }
+                    }
+                }, "tck-consumer-" + c));
+            }
+            for (int p = 0; p < producers; p++) {
+                int producer = p;
+                threads.add(new Thread(() -> {
+                    for (int i = 0; i < perProducer; i += 5) {
+                        if (i % 10 == 0) {
+                            m.sendBatch(List.of(body(producer, i), body(producer, i + 1), body(producer, i + 2),
+                                    body(producer, i + 3), body(producer, i + 4)));
+                        } else {
+                            for (int j = i; j < i + 5; j++) {
+                                m.send(body(producer, j));
+                            }
+                        }
+                    }
+                }, "tck-producer-" + p));
+            }
+            threads.forEach(Thread::start);
+
+            assertThat(allAcked.await(REAL_TIMEOUT.toSeconds() * 4, TimeUnit.SECONDS))
+                    .as("all %d messages acknowledged (got %d)", total, acked.size()).isTrue();
+            assertCount(m, 0);
+            m.close();
+            for (Thread t : threads) {
+                t.join(REAL_TIMEOUT.toMillis());
+                assertThat(t.isAlive()).as("%s finished", t.getName()).isFalse();
+            }
+            assertThat(problems).isEmpty();
+            assertThat(acked).hasSize(total);
+            assertThat(deliveries.get()).isEqualTo(total);
+        }
+
+        private String body(int producer, int i) {
+            return "p" + producer + "-" + i;
+        }
+
+        @Test
+        @DisplayName("concurrent receivers never hold the same message at the same time")
+        void noSharedDeliveries() throws Exception {
+            Mailbox<String> m = newTextMailbox();
+            int total = 200;
+            for (int i = 0; i < total; i += 10) {
+                int from = i;
+                m.sendBatch(IntStream.range(from, from + 10).mapToObj(j -> "m" + j).toList());
+            }
+            assertCount(m, total);
+            Map<String, Integer> holders = new ConcurrentHashMap<>();
+            List<Thread> threads = new ArrayList<>();
+            AtomicInteger received = new AtomicInteger();
+            for (int t = 0; t < 8; t++) {
+                threads.add(new Thread(() -> {
+                    while (true) {
+                        List<Message<String>> got = m.receive(ReceiveOptions.defaults().withMaxMessages(10)
+                                .withVisibilityTimeout(LONG).withWaitTime(patience()));
+                        if (got.isEmpty()) {
+                            return;
+                        }
+                        for (Message<String> msg : got) {
+                            holders.merge(msg.body(), 1, Integer::sum);
+                            received.incrementAndGet();
+                        }
+                    }
+                }));
+            }
+            threads.forEach(Thread::start);
+            for (Thread t : threads) {
+                t.join(REAL_TIMEOUT.toMillis() * 2);
+            }
+
+            assertThat(received.get()).isEqualTo(total);
+            assertThat(holders).hasSize(total);
+            assertThat(holders.values()).containsOnly(1);
+        }
+    }
+
+    @Nested
+    @DisplayName("lifecycle")
+    class Lifecycle {
+
+        @Test
+        @DisplayName("name() is the name the mailbox was created with")
+        void name() {
+            String name = uniqueName("named");
+            assertThat(newMailbox(MailboxSpec.of(name, TEXT)).name()).isEqualTo(name);
+        }
+
+        @Test
+        @DisplayName("after close every call, including on received messages, throws MailboxClosedException")
+        void closed() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> got = receiveOne(m);
+            m.close();
+            m.close(); // idempotent
+
+            assertThatThrownBy(() -> m.send("y")).isInstanceOf(MailboxClosedException.class);
+            assertThatThrownBy(() -> m.sendBatch(List.of("y"))).isInstanceOf(MailboxClosedException.class);
+            assertThatThrownBy(m::receive).isInstanceOf(MailboxClosedException.class);
+            assertThatThrownBy(m::approximateCount).isInstanceOf(MailboxClosedException.class);
+            assertThatThrownBy(m::purge).isInstanceOf(MailboxClosedException.class);
+            assertThatThrownBy(got::acknowledge).isInstanceOf(MailboxClosedException.class)
+                    .matches(e -> !((MailboxClosedException) e).isRetryable());
+        }
+    }
+}
