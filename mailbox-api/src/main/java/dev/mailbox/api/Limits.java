@@ -177,6 +177,9 @@ public final class Limits {
      * @return the size in bytes
      */
     public static int messageSize(int bodyBytes, Map<String, String> attributes) {
+        if (attributes.isEmpty()) {
+            return bodyBytes;
+        }
         long size = bodyBytes;
         for (Map.Entry<String, String> e : attributes.entrySet()) {
             size += utf8Length(e.getKey()) + utf8Length(e.getValue()) + ATTRIBUTE_TYPE_BYTES;

@@ -17,9 +17,11 @@ import dev.mailbox.api.SerializationException;
 import dev.mailbox.api.TimeSource;
 import org.jspecify.annotations.Nullable;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -56,6 +58,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class InMemoryMailbox<T> implements Mailbox<T> {
 
+    private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.ISO_8859_1);
+
     private final String name;
     private final @Nullable Codec<T> codec;
     private final TimeSource clock;
@@ -66,6 +70,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     private final MailboxCapabilities capabilities;
     /** Distinguishes ids and handles of different mailboxes, even of the same name. */
     private final String tag;
+    private final byte[] idPrefix;
     private final Runnable wakeAll = this::wakeAll;
 
     private final ReentrantLock lock = new ReentrantLock();
@@ -102,6 +107,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
                 .maxMessageBytes(maxMessageBytes)
                 .build();
         this.tag = String.format("%08x", ThreadLocalRandom.current().nextInt());
+        this.idPrefix = (tag + "-").getBytes(StandardCharsets.ISO_8859_1);
         clock.addListener(wakeAll);
     }
 
@@ -149,7 +155,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
         try {
             ensureOpen();
             ensureRoom(1);
-            long now = clock.nanoTime();
+            long now = readClockIfNeeded(delay);
             promoteDue(now);
             seq = append(payload, options.attributes(), delay, now);
         } finally {
@@ -174,7 +180,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
         try {
             ensureOpen();
             ensureRoom(payloads.length);
-            long now = clock.nanoTime();
+            long now = readClockIfNeeded(delay);
             promoteDue(now);
             first = nextSeq;
             for (Object payload : payloads) {
@@ -373,6 +379,14 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
         }
     }
 
+    /**
+     * Reading the clock costs as much as the rest of a send, and a send only needs it to promote
+     * timed entries or to schedule a delay; {@link #promoteDue} ignores the value when nothing is timed.
+     */
+    private long readClockIfNeeded(long delayNanos) {
+        return delayNanos > 0 || !timed.isEmpty() ? clock.nanoTime() : 0L;
+    }
+
     /** Makes visible every entry whose delay or visibility timeout has ended, in due order. */
     private void promoteDue(long now) {
         while (!timed.isEmpty() && timed.peek().dueNanos - now <= 0) {
@@ -487,8 +501,14 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
 
     // ---- outside the lock ----
 
+    /** Hot on every send, so built in one array rather than by concatenation. */
     private String idOf(long seq) {
-        return tag + "-" + Long.toHexString(seq);
+        int digits = Math.max(1, (67 - Long.numberOfLeadingZeros(seq)) >>> 2);
+        byte[] id = Arrays.copyOf(idPrefix, idPrefix.length + digits);
+        for (int i = id.length - 1; i >= idPrefix.length; i--, seq >>>= 4) {
+            id[i] = HEX[(int) (seq & 15)];
+        }
+        return new String(id, StandardCharsets.ISO_8859_1);
     }
 
     private Object encode(T body, Map<String, String> attributes) {

@@ -1,0 +1,365 @@
+package dev.mailbox.benchmarks;
+
+import dev.mailbox.api.Codec;
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.inmemory.InMemoryMailbox;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Runs a backend side by side with its physical baseline in one JVM run and prints the ratios.
+ *
+ * <pre>
+ * java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.Harness [--quick]
+ * </pre>
+ *
+ * The in-memory suite: send→receive→ack cycles on one thread and with 2 producers + 2 consumers,
+ * next to {@link LinkedBlockingQueue} offer+poll; long-poll wake latency next to a blocked
+ * {@link BlockingQueue#poll(long, TimeUnit)}; heap per queued message next to the queue's own.
+ */
+public final class Harness {
+
+    private static final ReceiveOptions ONE = ReceiveOptions.defaults();
+    private static final ReceiveOptions WAIT = ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(10));
+
+    private final Duration round;
+    private final int rounds;
+    private final int latencySamples;
+    private final int heapMessages;
+
+    private Harness(boolean quick) {
+        this.round = quick ? Duration.ofMillis(300) : Duration.ofSeconds(1);
+        this.rounds = quick ? 3 : 7;
+        this.latencySamples = quick ? 1_000 : 10_000;
+        this.heapMessages = quick ? 100_000 : 1_000_000;
+    }
+
+    /**
+     * @param args {@code --quick} for a short smoke run
+     * @throws Exception if a benchmark thread fails
+     */
+    public static void main(String[] args) throws Exception {
+        boolean quick = Arrays.asList(args).contains("--quick");
+        new Harness(quick).run();
+    }
+
+    private void run() throws Exception {
+        System.out.printf("Mailbox in-memory harness: JDK %s, %d cores, max heap %d MiB, %d rounds of %d ms%n%n",
+                System.getProperty("java.version"), Runtime.getRuntime().availableProcessors(),
+                Runtime.getRuntime().maxMemory() >> 20, rounds, round.toMillis());
+
+        // 1. one thread, send -> receive -> ack
+        double lbq = median(this::lbqCycleRound);
+        double utf8 = median(() -> mailboxCycleRound(InMemoryMailbox.builder("bench", Codec.utf8()).build()));
+        double ref = median(() -> mailboxCycleRound(new InMemoryMailbox<>("bench")));
+        System.out.println("1. single thread, one message per cycle (median of rounds)");
+        row("LinkedBlockingQueue offer+poll (baseline)", lbq, "cycles/s", 1.0);
+        row("InMemoryMailbox, Codec.utf8(): send+receive+ack", utf8, "cycles/s", utf8 / lbq);
+        row("InMemoryMailbox, by reference: send+receive+ack", ref, "cycles/s", ref / lbq);
+        verdict("single-thread cycle ratio (utf8 codec) >= 0.05, target 0.20", utf8 / lbq, 0.05, 0.20);
+
+        // 2. two producers and two consumers
+        double lbq22 = median(this::lbqProducerConsumerRound);
+        double mb22 = median(() -> mailboxProducerConsumerRound(InMemoryMailbox.builder("bench", Codec.utf8()).build()));
+        System.out.println();
+        System.out.println("2. 2 producers + 2 consumers, at most 10,000 messages outstanding (median of rounds)");
+        row("LinkedBlockingQueue put+take (baseline)", lbq22, "msgs/s", 1.0);
+        row("InMemoryMailbox, Codec.utf8(): send+receive+ack", mb22, "msgs/s", mb22 / lbq22);
+
+        // 3. wake latency
+        long[] lbqWake = lbqWakeLatencies();
+        long[] mbWake = mailboxWakeLatencies();
+        System.out.println();
+        System.out.printf("3. long-poll wake latency, send -> blocked receive returns (%d samples)%n", latencySamples);
+        latencyRow("LinkedBlockingQueue.poll(timeout) (baseline)", lbqWake);
+        latencyRow("InMemoryMailbox.receive(wait 10 s)", mbWake);
+        double p99ms = percentile(mbWake, 99) / 1e6;
+        System.out.printf("   %-60s %s (p99 %.3f ms, target <= 2 ms)%n", "wake p99", p99ms <= 2 ? "MET" : "MISSED", p99ms);
+
+        // 4. heap per queued message
+        System.out.println();
+        System.out.printf("4. heap per queued message, %,d messages with a 16-byte body%n", heapMessages);
+        double lbqBytes = heapPerElement(() -> {
+            LinkedBlockingQueue<byte[]> q = new LinkedBlockingQueue<>();
+            for (int i = 0; i < heapMessages; i++) {
+                q.offer(new byte[16]);
+            }
+            return q;
+        });
+        double utf8Bytes = heapPerElement(() -> {
+            InMemoryMailbox<String> m = InMemoryMailbox.builder("heap", Codec.utf8()).build();
+            for (int i = 0; i < heapMessages; i++) {
+                m.send("0123456789abcdef");
+            }
+            return m;
+        });
+        double refBytes = heapPerElement(() -> {
+            InMemoryMailbox<byte[]> m = new InMemoryMailbox<>("heap");
+            for (int i = 0; i < heapMessages; i++) {
+                m.send(new byte[16]);
+            }
+            return m;
+        });
+        // the body itself is the 16 payload bytes; everything else, byte[] header included, is overhead
+        System.out.printf("   %-60s %8.1f bytes total, %6.1f overhead%n", "LinkedBlockingQueue<byte[16]> (baseline)", lbqBytes, lbqBytes - 16);
+        System.out.printf("   %-60s %8.1f bytes total, %6.1f overhead%n", "InMemoryMailbox, Codec.utf8(), 16-char body", utf8Bytes, utf8Bytes - 16);
+        System.out.printf("   %-60s %8.1f bytes total, %6.1f overhead%n", "InMemoryMailbox, by reference, byte[16] body", refBytes, refBytes - 16);
+        verdict("heap overhead per message (utf8 codec) <= 200 bytes", 200.0 / Math.max(1, utf8Bytes - 16), 1.0, 1.0);
+    }
+
+    // ---- 1. single-thread cycle
+
+    private double lbqCycleRound() {
+        LinkedBlockingQueue<String> q = new LinkedBlockingQueue<>();
+        String body = "hello, mailbox";
+        long ops = 0;
+        long end = System.nanoTime() + round.toNanos();
+        while (System.nanoTime() < end) {
+            for (int i = 0; i < 1000; i++) {
+                q.offer(body);
+                if (q.poll() == null) {
+                    throw new IllegalStateException();
+                }
+            }
+            ops += 1000;
+        }
+        return ops / (round.toNanos() / 1e9);
+    }
+
+    private double mailboxCycleRound(Mailbox<String> m) {
+        String body = "hello, mailbox";
+        long ops = 0;
+        long start = System.nanoTime();
+        long end = start + round.toNanos();
+        try (m) {
+            while (System.nanoTime() < end) {
+                for (int i = 0; i < 1000; i++) {
+                    m.send(body);
+                    List<Message<String>> got = m.receive(ONE);
+                    got.get(0).acknowledge();
+                }
+                ops += 1000;
+            }
+        }
+        return ops / ((System.nanoTime() - start) / 1e9);
+    }
+
+    // ---- 2. producers and consumers
+
+    private double lbqProducerConsumerRound() throws InterruptedException {
+        LinkedBlockingQueue<String> q = new LinkedBlockingQueue<>();
+        return producersConsumers(q::put, () -> q.poll(100, TimeUnit.MILLISECONDS) == null ? 0 : 1);
+    }
+
+    private double mailboxProducerConsumerRound(Mailbox<String> m) throws InterruptedException {
+        ReceiveOptions opts = ReceiveOptions.defaults().withWaitTime(Duration.ofMillis(100));
+        try (m) {
+            return producersConsumers(m::send, () -> {
+                List<Message<String>> got = m.receive(opts);
+                for (Message<String> msg : got) {
+                    msg.acknowledge();
+                }
+                return got.size();
+            });
+        }
+    }
+
+    private interface Producer {
+        void put(String s) throws InterruptedException;
+    }
+
+    private interface Consumer {
+        int take() throws InterruptedException;
+    }
+
+    /** Producers are throttled by a shared window so neither side can run away with the heap. */
+    private double producersConsumers(Producer producer, Consumer consumer) throws InterruptedException {
+        Semaphore window = new Semaphore(10_000);
+        AtomicBoolean stop = new AtomicBoolean();
+        LongAdder consumed = new LongAdder();
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            threads.add(new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        if (window.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+                            producer.put("hello, mailbox");
+                        }
+                    }
+                } catch (Throwable t) {
+                    failures.add(t);
+                }
+            }));
+            threads.add(new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        int n = consumer.take();
+                        consumed.add(n);
+                        window.release(n);
+                    }
+                } catch (Throwable t) {
+                    failures.add(t);
+                }
+            }));
+        }
+        threads.forEach(Thread::start);
+        Thread.sleep(round.toMillis() / 5); // let the pipeline fill
+        long before = consumed.sum();
+        long start = System.nanoTime();
+        Thread.sleep(round.toMillis());
+        long after = consumed.sum();
+        double seconds = (System.nanoTime() - start) / 1e9;
+        stop.set(true);
+        for (Thread t : threads) {
+            t.join();
+        }
+        if (!failures.isEmpty()) {
+            throw new IllegalStateException("benchmark thread failed", failures.get(0));
+        }
+        return (after - before) / seconds;
+    }
+
+    // ---- 3. wake latency
+
+    private long[] lbqWakeLatencies() throws InterruptedException {
+        LinkedBlockingQueue<Long> q = new LinkedBlockingQueue<>();
+        return wakeLatencies(t -> q.offer(t), () -> {
+            Long t0 = q.poll(10, TimeUnit.SECONDS);
+            return System.nanoTime() - t0;
+        });
+    }
+
+    private long[] mailboxWakeLatencies() throws InterruptedException {
+        try (InMemoryMailbox<String> m = InMemoryMailbox.builder("wake", Codec.utf8()).build()) {
+            return wakeLatencies(t -> m.send(Long.toString(t)), () -> {
+                Message<String> got = m.receive(WAIT).get(0);
+                long latency = System.nanoTime() - Long.parseLong(got.body());
+                got.acknowledge();
+                return latency;
+            });
+        }
+    }
+
+    private interface Sender {
+        void send(long sentAtNanos);
+    }
+
+    private interface Waiter {
+        long awaitOne() throws InterruptedException;
+    }
+
+    /** For each sample: wait until the receiver is parked in its wait, then send and time the wake-up. */
+    private long[] wakeLatencies(Sender sender, Waiter waiter) throws InterruptedException {
+        int warmup = latencySamples / 5;
+        long[] samples = new long[latencySamples];
+        LinkedBlockingQueue<Long> results = new LinkedBlockingQueue<>();
+        CountDownLatch done = new CountDownLatch(1);
+        Thread receiver = new Thread(() -> {
+            try {
+                for (int i = 0; i < warmup + latencySamples; i++) {
+                    results.put(waiter.awaitOne());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                done.countDown();
+            }
+        }, "wake-receiver");
+        receiver.start();
+        for (int i = 0; i < warmup + latencySamples; i++) {
+            while (receiver.getState() != Thread.State.TIMED_WAITING) {
+                Thread.onSpinWait();
+            }
+            sender.send(System.nanoTime());
+            long latency = results.take();
+            if (i >= warmup) {
+                samples[i - warmup] = latency;
+            }
+        }
+        done.await();
+        Arrays.sort(samples);
+        return samples;
+    }
+
+    // ---- 4. heap
+
+    private interface Filler {
+        Object fill();
+    }
+
+    private double heapPerElement(Filler filler) {
+        long before = usedHeapAfterGc();
+        Object keep = filler.fill();
+        long after = usedHeapAfterGc();
+        double perElement = (after - before) / (double) heapMessages;
+        if (keep.hashCode() == 42) { // keeps the structure reachable until measured
+            System.out.print("");
+        }
+        if (keep instanceof AutoCloseable c) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return perElement;
+    }
+
+    private static long usedHeapAfterGc() {
+        for (int i = 0; i < 4; i++) {
+            System.gc();
+        }
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    // ---- reporting
+
+    private interface Round {
+        double run() throws Exception;
+    }
+
+    private double median(Round r) throws Exception {
+        r.run(); // warm-up round, discarded
+        r.run();
+        double[] results = new double[rounds];
+        for (int i = 0; i < rounds; i++) {
+            results[i] = r.run();
+        }
+        Arrays.sort(results);
+        return results[rounds / 2];
+    }
+
+    private static void row(String label, double value, String unit, double ratio) {
+        System.out.printf(Locale.ROOT, "   %-60s %,14.0f %-9s ratio %.3f%n", label, value, unit, ratio);
+    }
+
+    private static void latencyRow(String label, long[] sorted) {
+        System.out.printf(Locale.ROOT, "   %-60s p50 %7.1f us   p99 %7.1f us   max %8.1f us%n", label,
+                percentile(sorted, 50) / 1e3, percentile(sorted, 99) / 1e3, sorted[sorted.length - 1] / 1e3);
+    }
+
+    private static long percentile(long[] sorted, double p) {
+        int i = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, i))];
+    }
+
+    private static void verdict(String what, double value, double floor, double target) {
+        String v = value >= target ? "MET" : value >= floor ? "FLOOR MET, TARGET MISSED" : "MISSED";
+        System.out.printf(Locale.ROOT, "   %-60s %s (%.3f)%n", what, v, value);
+    }
+}

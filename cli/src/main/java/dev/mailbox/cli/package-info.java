@@ -1,0 +1,5 @@
+/** The {@code mailboxctl} command line. */
+@NullMarked
+package dev.mailbox.cli;
+
+import org.jspecify.annotations.NullMarked;

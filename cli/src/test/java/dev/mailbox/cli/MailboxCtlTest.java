@@ -1,0 +1,62 @@
+package dev.mailbox.cli;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class MailboxCtlTest {
+
+    private record Run(int exitCode, String out, String err) {
+    }
+
+    private static Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cli = MailboxCtl.commandLine();
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        int code = cli.execute(args);
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    @Test
+    @DisplayName("demo walks through send, redelivery, a stale handle, ack and dead-lettering")
+    void demo() {
+        Run r = run("demo", "--visibility-ms", "200");
+
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.out())
+                .contains("sent message")
+                .contains("delivery=1 body=Order[id=o-1")
+                .contains("while it is in flight, another receive gets: []")
+                .contains("delivery=2 body=Order[id=o-1")
+                .containsPattern("refused: receipt handle \\S+ of message \\S+ in mailbox 'orders' is stale")
+                .contains("acknowledged; count is now 0")
+                .contains("receive 3: nothing left in 'orders' (count 0)")
+                .contains("'orders-dlq' holds")
+                .contains("orders: 0, orders-dlq: 0");
+    }
+
+    @Test
+    @DisplayName("demo refuses an out-of-range option with a message naming it")
+    void demoBadOption() {
+        Run r = run("demo", "--visibility-ms", "0");
+
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).contains("--visibility-ms must be between 1 and 60000");
+    }
+
+    @Test
+    @DisplayName("without a subcommand it prints usage listing demo")
+    void usage() {
+        Run r = run();
+
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.out()).contains("mailboxctl").contains("demo");
+    }
+}
