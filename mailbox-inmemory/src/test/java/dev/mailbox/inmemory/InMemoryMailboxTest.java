@@ -1,0 +1,358 @@
+package dev.mailbox.inmemory;
+
+import dev.mailbox.api.Codec;
+import dev.mailbox.api.MailboxClosedException;
+import dev.mailbox.api.MailboxUnavailableException;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.RedrivePolicy;
+import dev.mailbox.api.SerializationException;
+import dev.mailbox.testkit.ManualClock;
+import dev.mailbox.testkit.NullMailbox;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** What the TCK cannot say about InMemoryMailbox: its two modes, its builder and its edge cases. */
+class InMemoryMailboxTest {
+
+    private static final ReceiveOptions WAIT = ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(60));
+
+    @Nested
+    @DisplayName("without a codec")
+    class ByReference {
+
+        @Test
+        @DisplayName("the receiver gets the very object that was sent")
+        void sameObject() {
+            try (InMemoryMailbox<List<String>> m = new InMemoryMailbox<>("refs")) {
+                List<String> body = new ArrayList<>(List.of("a"));
+                m.send(body);
+                assertThat(m.receive().get(0).body()).isSameAs(body);
+            }
+        }
+
+        @Test
+        @DisplayName("no size limit applies, since there are no bytes to measure")
+        void noSizeLimit() {
+            try (InMemoryMailbox<String> m = new InMemoryMailbox<>("refs")) {
+                m.send("x".repeat(2 * 1024 * 1024));
+                assertThat(m.receive().get(0).body()).hasSize(2 * 1024 * 1024);
+            }
+        }
+    }
+
+    @Nested
+    @DisplayName("with a codec")
+    class WithCodec {
+
+        @Test
+        @DisplayName("the receiver gets a copy, not the sender's object")
+        void copy() {
+            try (InMemoryMailbox<List<String>> m = InMemoryMailbox.builder("copies",
+                    Codec.json(new com.fasterxml.jackson.core.type.TypeReference<List<String>>() { })).build()) {
+                List<String> body = new ArrayList<>(List.of("a"));
+                m.send(body);
+                body.add("changed after send");
+                assertThat(m.receive().get(0).body()).containsExactly("a");
+            }
+        }
+
+        @Test
+        @DisplayName("a codec that fails with any exception, or returns null, refuses the send with nothing stored")
+        void misbehavingCodec() {
+            Codec<String> throwsIllegalState = new Codec<>() {
+                @Override
+                public byte[] encode(String value) {
+                    throw new IllegalStateException("boom");
+                }
+
+                @Override
+                public String decode(byte[] bytes) {
+                    return "";
+                }
+            };
+            Codec<String> returnsNull = new Codec<>() {
+                @Override
+                public byte[] encode(String value) {
+                    return null;
+                }
+
+                @Override
+                public String decode(byte[] bytes) {
+                    return null;
+                }
+            };
+            try (InMemoryMailbox<String> a = InMemoryMailbox.builder("a", throwsIllegalState).build();
+                 InMemoryMailbox<String> b = InMemoryMailbox.builder("b", returnsNull).build()) {
+                assertThatThrownBy(() -> a.send("x")).isInstanceOf(SerializationException.class)
+                        .hasCauseInstanceOf(IllegalStateException.class).hasMessageContaining("'a'");
+                assertThatThrownBy(() -> b.send("x")).isInstanceOf(SerializationException.class)
+                        .hasMessageContaining("null");
+                assertThat(a.approximateCount()).isZero();
+                assertThat(b.approximateCount()).isZero();
+            }
+        }
+
+        @Test
+        @DisplayName("a decoder that returns null makes body() throw instead of handing out null")
+        void decoderReturningNull() {
+            Codec<String> nullDecoder = new Codec<>() {
+                @Override
+                public byte[] encode(String value) {
+                    return value.getBytes(StandardCharsets.UTF_8);
+                }
+
+                @Override
+                public String decode(byte[] bytes) {
+                    return null;
+                }
+            };
+            try (InMemoryMailbox<String> m = InMemoryMailbox.builder("n", nullDecoder).build()) {
+                m.send("x");
+                Message<String> got = m.receive().get(0);
+                assertThatThrownBy(got::body).isInstanceOf(SerializationException.class).hasMessageContaining("null");
+            }
+        }
+    }
+
+    @Nested
+    @DisplayName("the builder")
+    class Builder {
+
+        @Test
+        @DisplayName("refuses blank names, negative capacities and out-of-range sizes, naming the argument")
+        void validation() {
+            assertThatThrownBy(() -> InMemoryMailbox.builder(" ")).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("name");
+            assertThatThrownBy(() -> new InMemoryMailbox<String>(null)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> InMemoryMailbox.builder("m").capacity(-1))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("capacity");
+            assertThatThrownBy(() -> InMemoryMailbox.builder("m", Codec.utf8()).maxMessageBytes(0))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxMessageBytes");
+        }
+
+        @Test
+        @DisplayName("takes only an InMemoryMailbox as dead-letter mailbox, with the same codec mode")
+        void deadLetterChecks() {
+            try (NullMailbox<String> other = new NullMailbox<>("elsewhere");
+                 InMemoryMailbox<String> refs = new InMemoryMailbox<>("refs");
+                 InMemoryMailbox<String> coded = InMemoryMailbox.builder("coded", Codec.utf8()).build()) {
+                assertThatThrownBy(() -> InMemoryMailbox.builder("m").redrivePolicy(RedrivePolicy.of(3, other)))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be an InMemoryMailbox");
+                assertThatThrownBy(() -> InMemoryMailbox.builder("m", Codec.utf8()).redrivePolicy(RedrivePolicy.of(3, refs)))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must have a codec");
+                assertThatThrownBy(() -> InMemoryMailbox.builder("m").redrivePolicy(RedrivePolicy.of(3, coded)))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not have a codec");
+            }
+        }
+
+        @Test
+        @DisplayName("reports its capabilities: exact, FIFO, stale-detecting, bounded, atomic dead letters")
+        void capabilities() {
+            try (InMemoryMailbox<String> m = InMemoryMailbox.builder("m", Codec.utf8()).maxMessageBytes(1000).build()) {
+                assertThat(m.capabilities().exactCount()).isTrue();
+                assertThat(m.capabilities().fifo()).isTrue();
+                assertThat(m.capabilities().detectsStaleAcknowledge()).isTrue();
+                assertThat(m.capabilities().capacity()).isTrue();
+                assertThat(m.capabilities().atomicDeadLetter()).isTrue();
+                assertThat(m.capabilities().maxMessageBytes()).isEqualTo(1000);
+            }
+        }
+    }
+
+    @Nested
+    @DisplayName("dead letters")
+    class DeadLetters {
+
+        @Test
+        @DisplayName("keep the id, body and attributes they were sent with")
+        void keepIdentity() {
+            try (InMemoryMailbox<String> dlq = new InMemoryMailbox<>("dlq");
+                 InMemoryMailbox<String> m = InMemoryMailbox.<String>builder("m").redrivePolicy(RedrivePolicy.of(1, dlq)).build()) {
+                String id = m.send("x");
+                m.receive().get(0).nack();
+                assertThat(m.receive()).isEmpty();
+                Message<String> dead = dlq.receive().get(0);
+                assertThat(dead.id()).isEqualTo(id);
+                assertThat(dead.deliveryCount()).isEqualTo(1);
+            }
+        }
+
+        @Test
+        @DisplayName("follow a chain of redrive policies")
+        void chain() {
+            try (InMemoryMailbox<String> last = new InMemoryMailbox<>("last");
+                 InMemoryMailbox<String> middle = InMemoryMailbox.<String>builder("middle").redrivePolicy(RedrivePolicy.of(1, last)).build();
+                 InMemoryMailbox<String> first = InMemoryMailbox.<String>builder("first").redrivePolicy(RedrivePolicy.of(1, middle)).build()) {
+                first.send("x");
+                first.receive().get(0).nack();
+                assertThat(first.receive()).isEmpty();
+                middle.receive().get(0).nack();
+                assertThat(middle.receive()).isEmpty();
+                assertThat(last.receive().get(0).body()).isEqualTo("x");
+            }
+        }
+
+        @Test
+        @DisplayName("are kept in the source, not lost, when the dead-letter mailbox is closed")
+        void closedDeadLetterMailbox() {
+            InMemoryMailbox<String> dlq = new InMemoryMailbox<>("dlq");
+            try (InMemoryMailbox<String> m = InMemoryMailbox.<String>builder("m").redrivePolicy(RedrivePolicy.of(1, dlq)).build()) {
+                m.send("x");
+                m.receive().get(0).nack();
+                dlq.close();
+
+                assertThatThrownBy(m::receive).isInstanceOf(MailboxClosedException.class).hasMessageContaining("'dlq'");
+                assertThat(m.approximateCount()).isEqualTo(1);
+            }
+        }
+
+        @Test
+        @DisplayName("ignore the dead-letter mailbox's capacity rather than lose a message")
+        void ignoreCapacity() {
+            try (InMemoryMailbox<String> dlq = InMemoryMailbox.<String>builder("dlq").capacity(1).build();
+                 InMemoryMailbox<String> m = InMemoryMailbox.<String>builder("m").redrivePolicy(RedrivePolicy.of(1, dlq)).build()) {
+                dlq.send("already full");
+                m.send("x");
+                m.receive().get(0).nack();
+                assertThat(m.receive()).isEmpty();
+                assertThat(dlq.approximateCount()).isEqualTo(2);
+            }
+        }
+    }
+
+    @Nested
+    @DisplayName("waiting receivers")
+    class Waiting {
+
+        @Test
+        @DisplayName("an interrupted receive throws MailboxUnavailableException and keeps the interrupt flag")
+        void interrupted() throws Exception {
+            try (InMemoryMailbox<String> m = new InMemoryMailbox<>("m")) {
+                AtomicReference<Throwable> thrown = new AtomicReference<>();
+                AtomicReference<Boolean> flag = new AtomicReference<>();
+                Thread t = new Thread(() -> {
+                    try {
+                        m.receive(WAIT);
+                    } catch (Throwable e) {
+                        thrown.set(e);
+                        flag.set(Thread.currentThread().isInterrupted());
+                    }
+                });
+                t.start();
+                awaitParked(t);
+                t.interrupt();
+                t.join(10_000);
+
+                assertThat(thrown.get()).isInstanceOf(MailboxUnavailableException.class)
+                        .hasMessageContaining("interrupted");
+                assertThat(flag.get()).isTrue();
+            }
+        }
+
+        @Test
+        @DisplayName("a receive sleeping until a far deadline re-times itself when an extend brings it closer")
+        void reTimesOnEarlierDeadline() throws Exception {
+            try (InMemoryMailbox<String> m = new InMemoryMailbox<>("m")) {
+                m.send("x");
+                Message<String> held = m.receive(ReceiveOptions.defaults().withVisibilityTimeout(Duration.ofMinutes(10))).get(0);
+                CompletableFuture<List<Message<String>>> waiter = receiveParked(m, WAIT);
+
+                held.extendVisibility(Duration.ofMillis(50));
+
+                // with the system clock the waiter must wake after ~50 ms, not at the 10-minute deadline
+                List<Message<String>> got = waiter.get(10, TimeUnit.SECONDS);
+                assertThat(got).hasSize(1);
+                assertThat(got.get(0).deliveryCount()).isEqualTo(2);
+            }
+        }
+
+        @Test
+        @DisplayName("on a manual clock a waiting receive returns only when the clock reaches its deadline")
+        void manualClockDeadline() throws Exception {
+            ManualClock clock = new ManualClock();
+            try (InMemoryMailbox<String> m = InMemoryMailbox.<String>builder("m").timeSource(clock).build()) {
+                CompletableFuture<List<Message<String>>> waiter =
+                        receiveParked(m, ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(5)));
+                clock.advance(Duration.ofSeconds(4));
+                assertThat(waiter).isNotDone();
+                clock.advance(Duration.ofSeconds(1));
+                assertThat(waiter.get(10, TimeUnit.SECONDS)).isEmpty();
+            }
+        }
+
+        @Test
+        @DisplayName("closing wakes every waiting receiver")
+        void closeWakesAll() throws Exception {
+            InMemoryMailbox<String> m = new InMemoryMailbox<>("m");
+            List<CompletableFuture<List<Message<String>>>> waiters = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                waiters.add(receiveParked(m, WAIT));
+            }
+            m.close();
+            for (CompletableFuture<List<Message<String>>> f : waiters) {
+                assertThat(f.get(10, TimeUnit.SECONDS)).isEmpty();
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("half a million messages go through in order and leave nothing behind")
+    void volume() {
+        try (InMemoryMailbox<String> m = InMemoryMailbox.builder("volume", Codec.utf8()).build()) {
+            int n = 500_000;
+            for (int i = 0; i < n; i++) {
+                m.send(Integer.toString(i));
+            }
+            ReceiveOptions ten = ReceiveOptions.defaults().withMaxMessages(10);
+            int expected = 0;
+            while (expected < n) {
+                for (Message<String> msg : m.receive(ten)) {
+                    assertThat(msg.body()).isEqualTo(Integer.toString(expected++));
+                    msg.acknowledge();
+                }
+            }
+            assertThat(m.approximateCount()).isZero();
+            assertThat(m.receive()).isEmpty();
+        }
+    }
+
+    /** Starts a receive on its own thread and returns once that thread is blocked in it. */
+    static <T> CompletableFuture<List<Message<T>>> receiveParked(InMemoryMailbox<T> m, ReceiveOptions options) {
+        CompletableFuture<List<Message<T>>> result = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                result.complete(m.receive(options));
+            } catch (Throwable e) {
+                result.completeExceptionally(e);
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+        awaitParked(t);
+        return result;
+    }
+
+    /** Waits (bounded) until the thread parks, i.e. is blocked inside the receive. */
+    static void awaitParked(Thread t) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (t.getState() != Thread.State.WAITING && t.getState() != Thread.State.TIMED_WAITING) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(t.getName() + " never blocked: " + t.getState());
+            }
+            Thread.onSpinWait();
+        }
+    }
+}
