@@ -1,0 +1,132 @@
+package dev.mailbox.inmemory;
+
+import dev.mailbox.api.Codec;
+import dev.mailbox.api.MailboxUnavailableException;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiptHandleExpiredException;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.SerializationException;
+import dev.mailbox.testkit.CollectingMailbox;
+import dev.mailbox.testkit.FaultInjectingMailbox;
+import dev.mailbox.testkit.FaultInjectingMailbox.Operation;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The testkit's fault injector and collector, in front of a real InMemoryMailbox. */
+class FaultInjectingMailboxTest {
+
+    private final InMemoryMailbox<String> real = InMemoryMailbox.builder("real", Codec.utf8()).build();
+    private final FaultInjectingMailbox<String> faulty = FaultInjectingMailbox.wrap(real);
+
+    @AfterEach
+    void close() {
+        real.close();
+    }
+
+    @Test
+    @DisplayName("failNext fails exactly N calls before they reach the mailbox, as retryable")
+    void failBefore() {
+        faulty.failNext(Operation.SEND, 2);
+
+        for (int i = 0; i < 2; i++) {
+            assertThatThrownBy(() -> faulty.send("x")).isInstanceOf(MailboxUnavailableException.class)
+                    .matches(e -> ((MailboxUnavailableException) e).isRetryable());
+        }
+        assertThat(real.approximateCount()).isZero();
+        faulty.send("x");
+        assertThat(real.approximateCount()).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("failNextAfterForwarding lets the call take effect but reports a failure, as a lost reply")
+    void failAfter() {
+        faulty.failNextAfterForwarding(Operation.SEND, 1);
+        assertThatThrownBy(() -> faulty.send("x")).isInstanceOf(MailboxUnavailableException.class)
+                .hasMessageContaining("took effect");
+        assertThat(real.approximateCount()).isEqualTo(1);
+
+        Message<String> m = faulty.receive().get(0);
+        faulty.failNextAfterForwarding(Operation.ACKNOWLEDGE, 1);
+        assertThatThrownBy(m::acknowledge).isInstanceOf(MailboxUnavailableException.class);
+        assertThat(real.approximateCount()).isZero();
+    }
+
+    @Test
+    @DisplayName("faults target only the operation named")
+    void targeted() {
+        faulty.failNext(Operation.RECEIVE, 1);
+        faulty.send("x");
+        assertThat(faulty.approximateCount()).isEqualTo(1);
+        assertThatThrownBy(faulty::receive).isInstanceOf(MailboxUnavailableException.class);
+        assertThat(faulty.receive()).hasSize(1);
+    }
+
+    @Test
+    @DisplayName("expire makes the handle stale and the message visible again at once")
+    void expire() {
+        faulty.send("x");
+        Message<String> first = faulty.receive().get(0);
+
+        faulty.expire(first);
+
+        assertThatThrownBy(first::acknowledge).isInstanceOf(ReceiptHandleExpiredException.class);
+        Message<String> again = faulty.receive().get(0);
+        assertThat(again.deliveryCount()).isEqualTo(2);
+        again.acknowledge();
+        assertThat(real.approximateCount()).isZero();
+    }
+
+    @Test
+    @DisplayName("duplicateNextDelivery hands the same message out twice; only one acknowledge succeeds")
+    void duplicate() {
+        faulty.send("x");
+        faulty.duplicateNextDelivery();
+
+        Message<String> first = faulty.receive().get(0);
+        Message<String> dup = faulty.receive().get(0);
+
+        assertThat(dup.id()).isEqualTo(first.id());
+        assertThat(dup.receiptHandle()).isNotEqualTo(first.receiptHandle());
+        first.acknowledge();
+        assertThatThrownBy(dup::acknowledge).isInstanceOf(ReceiptHandleExpiredException.class);
+    }
+
+    @Test
+    @DisplayName("injected messages come first and record what was done to them")
+    void inject() {
+        faulty.send("real one");
+        FaultInjectingMailbox.InjectedMessage<String> fake = faulty.inject("fake");
+        FaultInjectingMailbox.InjectedMessage<String> poison = faulty.injectUndecodable("bad bytes");
+
+        List<Message<String>> got = faulty.receive(ReceiveOptions.defaults().withMaxMessages(10));
+
+        assertThat(got).hasSize(3);
+        assertThat(got.get(0).body()).isEqualTo("fake");
+        assertThatThrownBy(got.get(1)::body).isInstanceOf(SerializationException.class).hasMessageContaining("bad bytes");
+        assertThat(got.get(2).body()).isEqualTo("real one");
+        got.get(0).acknowledge();
+        got.get(1).nack();
+        assertThat(fake.acknowledged()).isTrue();
+        assertThat(poison.nacks()).isEqualTo(1);
+        assertThat(real.approximateCount()).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("a CollectingMailbox in front of a real one forwards and records")
+    void collectingWrapper() {
+        CollectingMailbox<String> collecting = CollectingMailbox.wrapping(real);
+        String id = collecting.send("x");
+
+        assertThat(collecting.sent()).singleElement().satisfies(s -> assertThat(s.id()).isEqualTo(id));
+        Message<String> m = collecting.receive().get(0);
+        assertThat(m.id()).isEqualTo(id);
+        m.acknowledge();
+        assertThat(collecting.approximateCount()).isZero();
+    }
+}

@@ -1,0 +1,150 @@
+package dev.mailbox.testkit;
+
+import dev.mailbox.api.MailboxClosedException;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.SendOptions;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class TestDoublesTest {
+
+    @Nested
+    @DisplayName("ManualClock")
+    class Clock {
+
+        @Test
+        @DisplayName("moves only when advanced, both readings together, and tells its listeners")
+        void advance() {
+            ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
+            AtomicInteger calls = new AtomicInteger();
+            Runnable listener = calls::incrementAndGet;
+            clock.addListener(listener);
+            long n0 = clock.nanoTime();
+
+            clock.advance(Duration.ofMillis(1500));
+
+            assertThat(clock.nanoTime() - n0).isEqualTo(1_500_000_000L);
+            assertThat(clock.now()).isEqualTo(Instant.parse("2026-01-01T00:00:01.500Z"));
+            assertThat(clock.currentTimeMillis()).isEqualTo(clock.now().toEpochMilli());
+            assertThat(calls).hasValue(1);
+
+            clock.removeListener(listener);
+            clock.advanceMillis(1);
+            assertThat(calls).hasValue(1);
+        }
+
+        @Test
+        @DisplayName("refuses to go back")
+        void noTimeTravel() {
+            assertThatThrownBy(() -> new ManualClock().advance(Duration.ofSeconds(-1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot go back");
+        }
+    }
+
+    @Nested
+    @DisplayName("NullMailbox")
+    class Null {
+
+        @Test
+        @DisplayName("accepts sends with fresh ids, receives nothing and counts zero")
+        void dropsEverything() {
+            try (NullMailbox<String> m = new NullMailbox<>("null")) {
+                assertThat(m.send("a")).isNotEqualTo(m.send("a"));
+                assertThat(m.sendBatch(List.of("a", "b"))).hasSize(2).doesNotHaveDuplicates();
+                assertThat(m.receive(ReceiveOptions.defaults().withMaxMessages(10))).isEmpty();
+                assertThat(m.approximateCount()).isZero();
+                assertThat(m.purge()).isZero();
+                assertThat(m.name()).isEqualTo("null");
+            }
+        }
+
+        @Test
+        @DisplayName("validates arguments like any mailbox")
+        void validates() {
+            try (NullMailbox<String> m = new NullMailbox<>("null")) {
+                assertThatThrownBy(() -> m.send(null)).isInstanceOf(NullPointerException.class);
+                assertThatThrownBy(() -> m.sendBatch(List.of())).isInstanceOf(IllegalArgumentException.class);
+            }
+        }
+
+        @Test
+        @DisplayName("a waiting receive waits, returns empty when closed, and later calls fail")
+        void waitsUntilClosed() throws Exception {
+            NullMailbox<String> m = new NullMailbox<>("null");
+            CompletableFuture<List<Message<String>>> waiter = new CompletableFuture<>();
+            Thread t = new Thread(() -> waiter.complete(m.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofMinutes(5)))));
+            t.start();
+            while (t.getState() != Thread.State.TIMED_WAITING) {
+                assertThat(t.isAlive()).as("receiver still running").isTrue();
+                Thread.onSpinWait();
+            }
+            assertThat(waiter).isNotDone();
+            m.close();
+            assertThat(waiter.get(10, TimeUnit.SECONDS)).isEmpty();
+            assertThatThrownBy(() -> m.send("x")).isInstanceOf(MailboxClosedException.class);
+        }
+    }
+
+    @Nested
+    @DisplayName("CollectingMailbox")
+    class Collecting {
+
+        @Test
+        @DisplayName("records bodies, ids, delays and attributes of every send, in order")
+        void records() {
+            try (CollectingMailbox<String> m = new CollectingMailbox<>("replies")) {
+                String id = m.send("a", SendOptions.defaults().withDelay(Duration.ofSeconds(2)).withAttribute("k", "v"));
+                List<String> batch = m.sendBatch(List.of("b", "c"));
+
+                assertThat(m.bodies()).containsExactly("a", "b", "c");
+                assertThat(m.sentCount()).isEqualTo(3);
+                assertThat(m.lastBody()).isEqualTo("c");
+                CollectingMailbox.Sent<String> first = m.sent().get(0);
+                assertThat(first.id()).isEqualTo(id);
+                assertThat(first.delay()).isEqualTo(Duration.ofSeconds(2));
+                assertThat(first.attributes()).containsEntry("k", "v");
+                assertThat(m.sent().subList(1, 3)).extracting(CollectingMailbox.Sent::id).isEqualTo(batch);
+
+                m.clear();
+                assertThat(m.bodies()).isEmpty();
+                assertThatThrownBy(m::lastBody).isInstanceOf(AssertionError.class).hasMessageContaining("nothing was sent");
+            }
+        }
+
+        @Test
+        @DisplayName("does not record a send that failed")
+        void failedSendNotRecorded() {
+            try (CollectingMailbox<String> m = new CollectingMailbox<>("replies")) {
+                assertThatThrownBy(() -> m.send(null)).isInstanceOf(NullPointerException.class);
+                assertThat(m.sentCount()).isZero();
+            }
+        }
+
+        @Test
+        @DisplayName("awaitSent returns once enough sends arrive from another thread, and fails listing them otherwise")
+        void awaitSent() throws Exception {
+            try (CollectingMailbox<String> m = new CollectingMailbox<>("replies")) {
+                CompletableFuture<List<String>> waiting = CompletableFuture.supplyAsync(
+                        () -> m.awaitSent(2, Duration.ofSeconds(30)));
+                m.send("one");
+                m.send("two");
+                assertThat(waiting.get(10, TimeUnit.SECONDS)).containsExactly("one", "two");
+
+                assertThatThrownBy(() -> m.awaitSent(3, Duration.ZERO)).isInstanceOf(AssertionError.class)
+                        .hasMessageContaining("expected 3 sends").hasMessageContaining("[one, two]");
+            }
+        }
+    }
+}
