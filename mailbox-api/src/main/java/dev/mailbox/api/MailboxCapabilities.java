@@ -108,31 +108,46 @@ public final class MailboxCapabilities {
         private Builder() {
         }
 
-        /** @param value see {@link MailboxCapabilities#exactCount()} @return this builder */
+        /**
+         * @param value see {@link MailboxCapabilities#exactCount()}
+         * @return this builder
+         */
         public Builder exactCount(boolean value) {
             this.exactCount = value;
             return this;
         }
 
-        /** @param value see {@link MailboxCapabilities#fifo()} @return this builder */
+        /**
+         * @param value see {@link MailboxCapabilities#fifo()}
+         * @return this builder
+         */
         public Builder fifo(boolean value) {
             this.fifo = value;
             return this;
         }
 
-        /** @param value see {@link MailboxCapabilities#detectsStaleAcknowledge()} @return this builder */
+        /**
+         * @param value see {@link MailboxCapabilities#detectsStaleAcknowledge()}
+         * @return this builder
+         */
         public Builder detectsStaleAcknowledge(boolean value) {
             this.detectsStaleAcknowledge = value;
             return this;
         }
 
-        /** @param value see {@link MailboxCapabilities#capacity()} @return this builder */
+        /**
+         * @param value see {@link MailboxCapabilities#capacity()}
+         * @return this builder
+         */
         public Builder capacity(boolean value) {
             this.capacity = value;
             return this;
         }
 
-        /** @param value see {@link MailboxCapabilities#atomicDeadLetter()} @return this builder */
+        /**
+         * @param value see {@link MailboxCapabilities#atomicDeadLetter()}
+         * @return this builder
+         */
         public Builder atomicDeadLetter(boolean value) {
             this.atomicDeadLetter = value;
             return this;

@@ -7,6 +7,7 @@ package dev.mailbox.api;
  */
 public class MailboxFullException extends MailboxException {
 
+    /** The capacity of the mailbox that refused the send. */
     private final long capacity;
 
     /**

@@ -10,6 +10,7 @@ import org.jspecify.annotations.Nullable;
  */
 public class MailboxUnavailableException extends MailboxException {
 
+    /** Whether a retry may help. */
     private final boolean retryable;
 
     /**

@@ -7,7 +7,9 @@ package dev.mailbox.api;
  */
 public class MessageTooLargeException extends MailboxException {
 
+    /** The refused message's size in bytes. */
     private final int size;
+    /** The maximum size in bytes. */
     private final int limit;
 
     /**

@@ -12,6 +12,7 @@ package dev.mailbox.api;
  */
 public class ReceiptHandleExpiredException extends MailboxException {
 
+    /** The refused handle. */
     private final String receiptHandle;
 
     /**

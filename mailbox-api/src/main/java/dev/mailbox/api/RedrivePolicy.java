@@ -18,6 +18,8 @@ import java.util.Objects;
 public record RedrivePolicy(int maxReceiveCount, Mailbox<?> deadLetterMailbox) {
 
     /**
+     * @param maxReceiveCount   deliveries allowed before dead-lettering, 1 to 1000
+     * @param deadLetterMailbox where dead messages go
      * @throws IllegalArgumentException if {@code maxReceiveCount} is out of range
      */
     public RedrivePolicy {

@@ -175,14 +175,9 @@ class InMemoryMailboxModelTest {
         }
 
         List<Delivery> receive(int max, int visibility) {
+            fireDueTimers();
             List<Msg> visible = new ArrayList<>();
             for (Msg m : messages) {
-                if ((m.state == State.TIMED || m.state == State.IN_FLIGHT) && m.due <= now) {
-                    m.state = State.VISIBLE;
-                    m.visibleSince = m.due;
-                    m.kind = 0;
-                    m.tie = m.seq;
-                }
                 if (m.state == State.VISIBLE) {
                     visible.add(m);
                 }
@@ -243,19 +238,22 @@ class InMemoryMailboxModelTest {
         }
 
         private void visibleByEvent(Msg m) {
-            // timers that are due fire before an event at the same instant
-            for (Msg other : messages) {
-                if ((other.state == State.TIMED || other.state == State.IN_FLIGHT) && other.due <= now) {
-                    other.state = State.VISIBLE;
-                    other.visibleSince = other.due;
-                    other.kind = 0;
-                    other.tie = other.seq;
-                }
-            }
+            fireDueTimers(); // timers that are due fire before an event at the same instant
             m.state = State.VISIBLE;
             m.visibleSince = now;
             m.kind = 1;
             m.tie = events++;
+        }
+
+        private void fireDueTimers() {
+            for (Msg m : messages) {
+                if ((m.state == State.TIMED || m.state == State.IN_FLIGHT) && m.due <= now) {
+                    m.state = State.VISIBLE;
+                    m.visibleSince = m.due;
+                    m.kind = 0;
+                    m.tie = m.seq;
+                }
+            }
         }
     }
 }

@@ -2,16 +2,12 @@ package dev.mailbox.testkit;
 
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
-import dev.mailbox.api.MailboxCapabilities;
-import dev.mailbox.api.Message;
-import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.SendOptions;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -31,7 +27,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * @param <T> the body type
  */
-public final class CollectingMailbox<T> implements Mailbox<T> {
+public final class CollectingMailbox<T> extends ForwardingMailbox<T> {
 
     /**
      * One recorded send.
@@ -45,7 +41,6 @@ public final class CollectingMailbox<T> implements Mailbox<T> {
     public record Sent<T>(String id, T body, Duration delay, Map<String, String> attributes) {
     }
 
-    private final Mailbox<T> delegate;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition added = lock.newCondition();
     private final List<Sent<T>> sent = new ArrayList<>();
@@ -60,7 +55,7 @@ public final class CollectingMailbox<T> implements Mailbox<T> {
     }
 
     private CollectingMailbox(Mailbox<T> delegate) {
-        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        super(delegate);
     }
 
     /**
@@ -156,11 +151,6 @@ public final class CollectingMailbox<T> implements Mailbox<T> {
     }
 
     @Override
-    public String name() {
-        return delegate.name();
-    }
-
-    @Override
     public String send(T body, SendOptions options) {
         String id = delegate.send(body, options);
         record(List.of(new Sent<>(id, body, options.delay(), options.attributes())));
@@ -187,31 +177,6 @@ public final class CollectingMailbox<T> implements Mailbox<T> {
         } finally {
             lock.unlock();
         }
-    }
-
-    @Override
-    public List<Message<T>> receive(ReceiveOptions options) {
-        return delegate.receive(options);
-    }
-
-    @Override
-    public long purge() {
-        return delegate.purge();
-    }
-
-    @Override
-    public long approximateCount() {
-        return delegate.approximateCount();
-    }
-
-    @Override
-    public MailboxCapabilities capabilities() {
-        return delegate.capabilities();
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
     }
 
     @Override

@@ -1,7 +1,6 @@
 package dev.mailbox.testkit;
 
 import dev.mailbox.api.Mailbox;
-import dev.mailbox.api.MailboxCapabilities;
 import dev.mailbox.api.MailboxUnavailableException;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiptHandleExpiredException;
@@ -22,6 +21,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
@@ -44,7 +44,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @param <T> the body type
  */
-public final class FaultInjectingMailbox<T> implements Mailbox<T> {
+public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
 
     /** The operations faults can target. */
     public enum Operation {
@@ -64,7 +64,6 @@ public final class FaultInjectingMailbox<T> implements Mailbox<T> {
         COUNT
     }
 
-    private final Mailbox<T> delegate;
     private final Map<Operation, Integer> failBefore = new EnumMap<>(Operation.class);
     private final Map<Operation, Integer> failAfter = new EnumMap<>(Operation.class);
     private final ArrayDeque<Message<T>> injected = new ArrayDeque<>();
@@ -73,7 +72,7 @@ public final class FaultInjectingMailbox<T> implements Mailbox<T> {
     private boolean duplicateNext;
 
     private FaultInjectingMailbox(Mailbox<T> delegate) {
-        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        super(delegate);
     }
 
     /**
@@ -175,24 +174,13 @@ public final class FaultInjectingMailbox<T> implements Mailbox<T> {
     }
 
     @Override
-    public String name() {
-        return delegate.name();
-    }
-
-    @Override
     public String send(T body, SendOptions options) {
-        before(Operation.SEND);
-        String id = delegate.send(body, options);
-        after(Operation.SEND);
-        return id;
+        return around(Operation.SEND, () -> delegate.send(body, options));
     }
 
     @Override
     public List<String> sendBatch(List<? extends T> bodies, SendOptions options) {
-        before(Operation.SEND);
-        List<String> ids = delegate.sendBatch(bodies, options);
-        after(Operation.SEND);
-        return ids;
+        return around(Operation.SEND, () -> delegate.sendBatch(bodies, options));
     }
 
     @Override
@@ -229,28 +217,20 @@ public final class FaultInjectingMailbox<T> implements Mailbox<T> {
 
     @Override
     public long purge() {
-        before(Operation.PURGE);
-        long n = delegate.purge();
-        after(Operation.PURGE);
-        return n;
+        return around(Operation.PURGE, delegate::purge);
     }
 
     @Override
     public long approximateCount() {
-        before(Operation.COUNT);
-        long n = delegate.approximateCount();
-        after(Operation.COUNT);
-        return n;
+        return around(Operation.COUNT, delegate::approximateCount);
     }
 
-    @Override
-    public MailboxCapabilities capabilities() {
-        return delegate.capabilities();
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
+    /** Runs a forwarded call between the injected failures for its operation. */
+    private <R> R around(Operation op, Supplier<R> call) {
+        before(op);
+        R result = call.get();
+        after(op);
+        return result;
     }
 
     private void before(Operation op) {
@@ -332,31 +312,28 @@ public final class FaultInjectingMailbox<T> implements Mailbox<T> {
 
         @Override
         public void acknowledge() {
-            check(Operation.ACKNOWLEDGE);
-            real.acknowledge();
-            owner.after(Operation.ACKNOWLEDGE);
+            forward(Operation.ACKNOWLEDGE, real::acknowledge);
         }
 
         @Override
         public void nack(Duration visibilityTimeout) {
-            check(Operation.NACK);
-            real.nack(visibilityTimeout);
-            owner.after(Operation.NACK);
+            forward(Operation.NACK, () -> real.nack(visibilityTimeout));
         }
 
         @Override
         public void extendVisibility(Duration timeout) {
-            check(Operation.EXTEND);
-            real.extendVisibility(timeout);
-            owner.after(Operation.EXTEND);
+            forward(Operation.EXTEND, () -> real.extendVisibility(timeout));
         }
 
-        private void check(Operation op) {
-            owner.before(op);
-            if (owner.expiredHandles.contains(handle)) {
-                throw new ReceiptHandleExpiredException(handle, "receipt handle " + handle
-                        + " was expired by the fault injector");
-            }
+        private void forward(Operation op, Runnable call) {
+            owner.around(op, () -> {
+                if (owner.expiredHandles.contains(handle)) {
+                    throw new ReceiptHandleExpiredException(handle, "receipt handle " + handle
+                            + " was expired by the fault injector");
+                }
+                call.run();
+                return null;
+            });
         }
     }
 

@@ -873,7 +873,7 @@ public abstract class MailboxContract {
 
     @Nested
     @DisplayName("order")
-    class Order_ {
+    class Ordering {
 
         @Test
         @DisplayName("messages arrive in send order where the backend claims FIFO, and all arrive otherwise")

@@ -22,7 +22,14 @@ import java.util.Objects;
 public record MailboxSpec<T>(String name, Codec<T> codec, @Nullable RedrivePolicy redrivePolicy,
                              long capacity, int maxMessageBytes) {
 
-    /** @throws NullPointerException if name or codec is missing */
+    /**
+     * @param name            a name unique to the test
+     * @param codec           the body codec
+     * @param redrivePolicy   the dead-letter policy, or {@code null}
+     * @param capacity        the capacity, 0 for none
+     * @param maxMessageBytes the maximum message size
+     * @throws NullPointerException if name or codec is missing
+     */
     public MailboxSpec {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(codec, "codec");
@@ -39,12 +46,18 @@ public record MailboxSpec<T>(String name, Codec<T> codec, @Nullable RedrivePolic
         return new MailboxSpec<>(name, codec, null, 0, Limits.DEFAULT_MAX_MESSAGE_BYTES);
     }
 
-    /** @param policy the redrive policy @return a copy with it */
+    /**
+     * @param policy the redrive policy
+     * @return a copy with it
+     */
     public MailboxSpec<T> withRedrivePolicy(RedrivePolicy policy) {
         return new MailboxSpec<>(name, codec, policy, capacity, maxMessageBytes);
     }
 
-    /** @param capacity the capacity @return a copy with it */
+    /**
+     * @param capacity the capacity
+     * @return a copy with it
+     */
     public MailboxSpec<T> withCapacity(long capacity) {
         return new MailboxSpec<>(name, codec, redrivePolicy, capacity, maxMessageBytes);
     }
