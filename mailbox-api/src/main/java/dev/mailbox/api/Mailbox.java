@@ -1,6 +1,5 @@
 package dev.mailbox.api;
 
-import java.time.Duration;
 import java.util.List;
 
 /**
@@ -143,13 +142,4 @@ public interface Mailbox<T> extends AutoCloseable {
      */
     @Override
     void close();
-
-    /**
-     * The visibility timeout {@link #receive()} uses, for readers who want it by name.
-     *
-     * @return 30 seconds
-     */
-    static Duration defaultVisibilityTimeout() {
-        return ReceiveOptions.DEFAULT_VISIBILITY_TIMEOUT;
-    }
 }

@@ -19,7 +19,6 @@ class OptionsTest {
         assertThat(d.maxMessages()).isEqualTo(1);
         assertThat(d.visibilityTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(d.waitTime()).isZero();
-        assertThat(Mailbox.defaultVisibilityTimeout()).isEqualTo(d.visibilityTimeout());
     }
 
     @Test
