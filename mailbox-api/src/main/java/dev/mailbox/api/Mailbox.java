@@ -1,5 +1,6 @@
 package dev.mailbox.api;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -115,6 +116,33 @@ public interface Mailbox<T> extends AutoCloseable {
      * @throws MailboxUnavailableException if the backend cannot be reached or the mailbox is closed
      */
     List<Message<T>> receive(ReceiveOptions options);
+
+    /**
+     * Acknowledges 1 to 10 messages received from this mailbox in one call where the backend allows
+     * (one round trip on Redis and SQS). Unlike {@link Message#acknowledge()} a stale handle does not
+     * throw: each message is acknowledged or not on its own, and the ones whose handle was stale are
+     * returned (a backend that cannot detect stale deletes, see
+     * {@link MailboxCapabilities#detectsStaleAcknowledge()}, returns none).
+     *
+     * @param messages 1 to 10 messages received from this mailbox
+     * @return the messages that were not acknowledged because their handle was stale, in the given
+     *         order; empty when all were acknowledged
+     * @throws IllegalArgumentException    if there are fewer than 1 or more than 10, or one was not
+     *                                     received from this mailbox
+     * @throws MailboxUnavailableException if the backend cannot be reached or the mailbox is closed
+     */
+    default List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages) {
+        Limits.requireBatchSize(messages.size(), "batch size");
+        List<Message<T>> stale = new ArrayList<>();
+        for (Message<T> m : messages) {
+            try {
+                m.acknowledge();
+            } catch (ReceiptHandleExpiredException e) {
+                stale.add(m);
+            }
+        }
+        return stale;
+    }
 
     /**
      * Deletes every message: queued, delayed and in flight. Handles of deleted in-flight messages

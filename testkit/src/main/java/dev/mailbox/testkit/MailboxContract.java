@@ -592,6 +592,26 @@ public abstract class MailboxContract {
         }
 
         @Test
+        @DisplayName("a batch acknowledge deletes the current deliveries and returns the stale ones")
+        void acknowledgeBatch() {
+            Mailbox<String> m = newTextMailbox();
+            m.sendBatch(List.of("a", "b", "c", "d"));
+            List<Message<String>> got = receiveAll(m, 4, LONG);
+            assertThat(got).hasSize(4);
+            got.get(1).acknowledge();
+
+            List<Message<String>> stale = m.acknowledgeBatch(got);
+
+            if (m.capabilities().detectsStaleAcknowledge()) {
+                assertThat(stale).extracting(Message::receiptHandle).containsExactly(got.get(1).receiptHandle());
+            }
+            assertCount(m, 0);
+            assertNothingVisible(m);
+            assertThatThrownBy(() -> m.acknowledgeBatch(List.of())).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("between 1 and 10");
+        }
+
+        @Test
         @DisplayName("a nacked delivery's handle is stale")
         void nackMakesHandleStale() {
             Mailbox<String> m = newTextMailbox();
