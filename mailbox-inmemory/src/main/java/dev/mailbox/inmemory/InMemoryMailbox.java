@@ -8,13 +8,12 @@ import dev.mailbox.api.MailboxClosedException;
 import dev.mailbox.api.MailboxFullException;
 import dev.mailbox.api.MailboxUnavailableException;
 import dev.mailbox.api.Message;
-import dev.mailbox.api.MessageTooLargeException;
 import dev.mailbox.api.ReceiptHandleExpiredException;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.api.SendOptions;
-import dev.mailbox.api.SerializationException;
 import dev.mailbox.api.TimeSource;
+import dev.mailbox.api.spi.Bodies;
 import org.jspecify.annotations.Nullable;
 
 import java.nio.charset.StandardCharsets;
@@ -512,49 +511,12 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     }
 
     private Object encode(T body, Map<String, String> attributes) {
-        if (codec == null) {
-            return body;
-        }
-        byte[] bytes;
-        try {
-            bytes = codec.encode(body);
-        } catch (SerializationException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            throw new SerializationException("codec " + codec + " failed to encode a "
-                    + body.getClass().getName() + " for mailbox '" + name + "': " + e, e);
-        }
-        if (bytes == null) {
-            throw new SerializationException("codec " + codec + " returned null for a "
-                    + body.getClass().getName() + " in mailbox '" + name + "'", null);
-        }
-        int messageSize = Limits.messageSize(bytes.length, attributes);
-        if (messageSize > maxMessageBytes) {
-            throw new MessageTooLargeException(name, messageSize, maxMessageBytes);
-        }
-        return bytes;
+        return codec == null ? body : Bodies.encode(codec, body, attributes, maxMessageBytes, name);
     }
 
-    /** @return the body, or an {@link Undecodable} describing why it could not be decoded */
-    @SuppressWarnings("unchecked")
+    /** @return the body, or a {@link Bodies.Undecodable} describing why it could not be decoded */
     private Object decode(Entry e) {
-        if (codec == null) {
-            return e.payload;
-        }
-        byte[] bytes = (byte[]) e.payload;
-        try {
-            T body = codec.decode(bytes);
-            if (body == null) {
-                return new Undecodable("codec " + codec + " returned null", null);
-            }
-            return body;
-        } catch (RuntimeException ex) {
-            return new Undecodable(ex.getMessage(), ex);
-        }
-    }
-
-    /** Why a stored body could not be decoded; kept in place of the body. */
-    record Undecodable(@Nullable String reason, @Nullable Throwable cause) {
+        return codec == null ? e.payload : Bodies.decode(codec, (byte[]) e.payload);
     }
 
     /**

@@ -1,7 +1,7 @@
 package dev.mailbox.inmemory;
 
 import dev.mailbox.api.Message;
-import dev.mailbox.api.SerializationException;
+import dev.mailbox.api.spi.Bodies;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -27,13 +27,8 @@ final class InMemoryMessage<T> implements Message<T> {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public T body() {
-        if (body instanceof InMemoryMailbox.Undecodable u) {
-            throw new SerializationException("body of message " + id() + " in mailbox '" + mailbox.name()
-                    + "' cannot be decoded: " + u.reason(), u.cause());
-        }
-        return (T) body;
+        return Bodies.bodyOrThrow(body, id(), mailbox.name());
     }
 
     @Override

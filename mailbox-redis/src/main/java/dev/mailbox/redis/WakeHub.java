@@ -1,0 +1,234 @@
+package dev.mailbox.redis;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.JedisPubSub;
+import redis.clients.jedis.UnifiedJedis;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Wakes this process's blocked receives of one mailbox. The scripts PUBLISH on the mailbox's channel
+ * when messages become visible ({@code r<n>}) or a deadline earlier than any before appears
+ * ({@code t<due ms>}); one subscriber connection per mailbox hears it, and waiters sleep on a local
+ * condition, so a blocked receive holds no Redis connection and sends no command while it waits.
+ *
+ * <p>A waiter reads {@link #generation()} before it runs the receive script and only sleeps if no
+ * notice arrived since: a notice published between the script and the sleep cannot be missed. If the
+ * subscription is down, waiters sleep at most {@link #DEGRADED_SLEEP_MS} and poll.
+ */
+final class WakeHub implements AutoCloseable {
+
+    /** Longest sleep while subscribed: a safety net for a lost notice, costing one script call. */
+    static final long SUBSCRIBED_SLEEP_MS = 5_000;
+    /** Longest sleep while not subscribed: two script calls a second at most. */
+    static final long DEGRADED_SLEEP_MS = 500;
+
+    private static final Logger LOG = LoggerFactory.getLogger(WakeHub.class);
+
+    private final UnifiedJedis client;
+    private final String channel;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final Condition subscribedCondition = lock.newCondition();
+    // guarded by lock
+    private long generation;
+    private final List<long[]> plannedWakes = new ArrayList<>(); // server ms each waiter will wake at
+    private boolean subscribed;
+    private boolean closed;
+    private Thread thread;
+    private Listener listener;
+
+    WakeHub(UnifiedJedis client, String channel) {
+        this.client = client;
+        this.channel = channel;
+    }
+
+    long generation() {
+        lock.lock();
+        try {
+            return generation;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Starts the subscriber if needed and waits up to {@code maxNanos} for it to be subscribed. */
+    void ensureSubscribed(long maxNanos) {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            if (thread == null) {
+                thread = new Thread(this::subscribeLoop, "mailbox-wake-" + channel);
+                thread.setDaemon(true);
+                thread.start();
+            }
+            long remaining = maxNanos;
+            while (!subscribed && !closed && remaining > 0) {
+                remaining = subscribedCondition.awaitNanos(remaining);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Sleeps until a notice arrives after generation {@code seen}, {@code sleepMs} pass, or the hub
+     * closes.
+     *
+     * @param plannedWakeServerMs when, in the server's time, this waiter means to wake anyway
+     */
+    void await(long seen, long sleepMs, long plannedWakeServerMs) throws InterruptedException {
+        lock.lock();
+        try {
+            if (generation != seen || closed) {
+                return;
+            }
+            long cap = subscribed ? SUBSCRIBED_SLEEP_MS : DEGRADED_SLEEP_MS;
+            long[] planned = {plannedWakeServerMs};
+            plannedWakes.add(planned);
+            try {
+                changed.await(Math.max(1, Math.min(sleepMs, cap)), TimeUnit.MILLISECONDS);
+            } finally {
+                plannedWakes.remove(planned);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        Listener l;
+        Thread t;
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            changed.signalAll();
+            subscribedCondition.signalAll();
+            l = listener;
+            t = thread;
+        } finally {
+            lock.unlock();
+        }
+        if (l != null && l.isSubscribed()) {
+            try {
+                l.unsubscribe();
+            } catch (RuntimeException e) {
+                LOG.debug("unsubscribe from {} failed", channel, e);
+            }
+        }
+        if (t != null) {
+            try {
+                t.join(2_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void subscribeLoop() {
+        long backoff = 50;
+        while (true) {
+            Listener l = new Listener();
+            lock.lock();
+            try {
+                if (closed) {
+                    return;
+                }
+                listener = l;
+            } finally {
+                lock.unlock();
+            }
+            try {
+                client.subscribe(l, channel); // returns after unsubscribe, throws if the connection drops
+            } catch (RuntimeException e) {
+                LOG.debug("subscription to {} lost", channel, e);
+            }
+            lock.lock();
+            try {
+                subscribed = false;
+                generation++; // notices may have been missed: everyone re-reads
+                changed.signalAll();
+                if (closed) {
+                    return;
+                }
+            } finally {
+                lock.unlock();
+            }
+            try {
+                Thread.sleep(backoff);
+            } catch (InterruptedException e) {
+                return;
+            }
+            backoff = Math.min(backoff * 2, 2_000);
+        }
+    }
+
+    private void onNotice(String message) {
+        lock.lock();
+        try {
+            generation++;
+            if (message.startsWith("r")) {
+                long n = parse(message, 1);
+                for (int i = 0; i < n && i < plannedWakes.size(); i++) {
+                    changed.signal();
+                }
+            } else if (message.startsWith("t")) {
+                long due = parse(message, 1);
+                for (long[] planned : plannedWakes) {
+                    if (planned[0] > due) { // someone would oversleep the new deadline
+                        changed.signalAll();
+                        break;
+                    }
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static long parse(String message, int from) {
+        try {
+            return Long.parseLong(message.substring(from));
+        } catch (NumberFormatException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    private final class Listener extends JedisPubSub {
+        @Override
+        public void onSubscribe(String ch, int subscribedChannels) {
+            boolean close;
+            lock.lock();
+            try {
+                subscribed = true;
+                generation++;
+                changed.signalAll();
+                subscribedCondition.signalAll();
+                close = closed;
+            } finally {
+                lock.unlock();
+            }
+            if (close) {
+                unsubscribe();
+            }
+        }
+
+        @Override
+        public void onMessage(String ch, String message) {
+            onNotice(message);
+        }
+    }
+}

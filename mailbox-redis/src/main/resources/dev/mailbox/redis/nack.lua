@@ -1,0 +1,18 @@
+-- ARGV[3] id, ARGV[4] token, ARGV[5] visibility ms from now (0: visible at once).
+local id = ARGV[3]
+local code = check(id, ARGV[4])
+if code ~= 1 then return code end
+local timeout = tonumber(ARGV[5])
+redis.call('HDEL', K.tok, id)
+if timeout == 0 then
+  redis.call('ZREM', K.timed, id)
+  promote(K) -- what became visible earlier stays ahead of this message
+  redis.call('RPUSH', K.ready, id)
+  redis.call('PUBLISH', CHANNEL, 'r1')
+else
+  local before = earliest(K)
+  redis.call('ZADD', K.timed, NOW + timeout, id)
+  announce_due(CHANNEL, NOW + timeout, before)
+end
+touch(K, TTL)
+return 1
