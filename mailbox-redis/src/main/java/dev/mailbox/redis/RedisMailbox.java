@@ -53,7 +53,8 @@ import java.util.regex.Pattern;
  *       when messages become visible or an earlier deadline appears; one subscriber connection per
  *       mailbox object hears it and wakes the waiting threads, which sleep on a local condition until
  *       then or until the next deadline they know of. A waiting receive holds no pooled connection
- *       and sends nothing while it waits.</li>
+ *       and sends nothing while it waits. Once it has started waiting, it rides out a Redis outage
+ *       until its wait ends, and only then throws the retryable error.</li>
  *   <li><b>Cluster.</b> All keys of a mailbox share one hash tag, by default its name. A dead-letter
  *       move is part of the receive script, so on a cluster the dead-letter mailbox must be in the
  *       same hash slot: give it the source's tag with {@link Builder#hashTag(String)}.</li>
@@ -227,21 +228,47 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         args.add(bytes(maxReceiveCount));
         args.add(deadLetters == null ? channelBytes : deadLetters.channelBytes);
         args.add(deadLetters == null ? ttlMs : deadLetters.ttlMs);
-        while (true) {
+        MailboxUnavailableException outage = null;
+        for (boolean first = true; ; first = false) {
             long seen = hub.generation();
-            List<?> reply = (List<?>) Scripts.RECEIVE.run(client, name, receiveKeys, args);
-            if (reply.size() > 2 || waitNanos == 0) {
+            List<?> reply;
+            try {
+                reply = (List<?>) Scripts.RECEIVE.run(client, name, receiveKeys, args);
+                outage = null;
+            } catch (MailboxUnavailableException e) {
+                // the first call fails fast; a wait already under way rides out an outage until it ends
+                if (first || !e.isRetryable()) {
+                    throw e;
+                }
+                outage = e;
+                reply = null;
+            }
+            if (reply != null && (reply.size() > 2 || waitNanos == 0)) {
                 return messages(reply);
             }
             long remainingMs = TimeUnit.NANOSECONDS.toMillis(start + waitNanos - System.nanoTime());
-            if (remainingMs <= 0 || closed) {
+            if (closed) {
                 return List.of();
             }
-            long now = (Long) reply.get(0);
-            long earliest = (Long) reply.get(1);
-            long sleepMs = earliest >= 0 ? Math.min(remainingMs, Math.max(1, earliest - now + 1)) : remainingMs;
+            if (remainingMs <= 0) {
+                if (outage != null) {
+                    throw outage;
+                }
+                return List.of();
+            }
+            long sleepMs = remainingMs;
+            long now = 0;
+            if (reply != null) {
+                now = (Long) reply.get(0);
+                long earliest = (Long) reply.get(1);
+                if (earliest >= 0) {
+                    sleepMs = Math.min(remainingMs, Math.max(1, earliest - now + 1));
+                }
+            } else {
+                sleepMs = Math.min(remainingMs, WakeHub.DEGRADED_SLEEP_MS);
+            }
             try {
-                hub.await(seen, sleepMs, now + sleepMs);
+                hub.await(seen, sleepMs, reply != null ? now + sleepMs : Long.MAX_VALUE);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new MailboxUnavailableException("receive on mailbox '" + name + "' was interrupted", false, e);

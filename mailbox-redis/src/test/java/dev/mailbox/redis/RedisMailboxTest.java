@@ -1,0 +1,368 @@
+package dev.mailbox.redis;
+
+import dev.mailbox.api.Codec;
+import dev.mailbox.api.MailboxClosedException;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.RedrivePolicy;
+import dev.mailbox.api.SendOptions;
+import dev.mailbox.inmemory.InMemoryMailbox;
+import dev.mailbox.testkit.redis.RedisServerProcess;
+import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.UnifiedJedis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+@ExtendWith(SharedRedis.class)
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class RedisMailboxTest {
+
+    private static String unique(String hint) {
+        return hint + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private static RedisMailbox<String> standalone(String name) {
+        return RedisMailbox.builder(name, Codec.utf8()).client(SharedRedis.standalone().client).build();
+    }
+
+    /** Starts a receive on its own thread and returns once it is blocked waiting for a notice. */
+    private static CompletableFuture<List<Message<String>>> blockedReceive(RedisMailbox<String> m, ReceiveOptions o) {
+        CompletableFuture<List<Message<String>>> f = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                f.complete(m.receive(o));
+            } catch (Throwable e) {
+                f.completeExceptionally(e);
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+        RedisContractSupport.awaitBlockedInReceive(t);
+        return f;
+    }
+
+    @Nested
+    @DisplayName("the builder")
+    class Builder {
+
+        @Test
+        @DisplayName("needs exactly one of a client and a URI, and refuses bad names, prefixes and tags")
+        void validation() {
+            UnifiedJedis client = SharedRedis.standalone().client;
+            assertThatThrownBy(() -> RedisMailbox.builder("m", Codec.utf8()).build())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("exactly one of client");
+            assertThatThrownBy(() -> RedisMailbox.builder("m", Codec.utf8()).client(client).uri("redis://127.0.0.1:1").build())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("exactly one of client");
+            assertThatThrownBy(() -> RedisMailbox.builder("has space", Codec.utf8()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 80 characters");
+            assertThatThrownBy(() -> RedisMailbox.builder("x".repeat(81), Codec.utf8()))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> RedisMailbox.builder("m", Codec.utf8()).keyPrefix("a{b"))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'{'");
+            assertThatThrownBy(() -> RedisMailbox.builder("m", Codec.utf8()).hashTag("a}b"))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> RedisMailbox.builder("m", Codec.utf8()).uri("http://x"))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("redis://");
+            assertThatThrownBy(() -> RedisMailbox.builder("m", Codec.utf8()).keyTtl(Duration.ofMillis(10)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 second");
+            assertThatThrownBy(() -> RedisMailbox.builder("m", Codec.utf8()).capacity(-1))
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+
+        @Test
+        @DisplayName("takes only a RedisMailbox on the same client as dead-letter mailbox")
+        void deadLetterChecks() {
+            try (InMemoryMailbox<String> memory = new InMemoryMailbox<>("elsewhere");
+                 RedisServerProcess other = RedisServerProcess.start();
+                 JedisPooled otherClient = new JedisPooled(other.host(), other.port());
+                 RedisMailbox<String> foreign = RedisMailbox.builder("dlq", Codec.utf8()).client(otherClient).build()) {
+                assertThatThrownBy(() -> RedisMailbox.builder("m", Codec.utf8()).redrivePolicy(RedrivePolicy.of(2, memory)))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be a RedisMailbox");
+                assertThatThrownBy(() -> RedisMailbox.builder("m", Codec.utf8()).client(SharedRedis.standalone().client)
+                        .redrivePolicy(RedrivePolicy.of(2, foreign)).build())
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("same Redis client");
+            }
+        }
+
+        @Test
+        @DisplayName("on a cluster, wants the dead-letter mailbox in the source's slot and says how")
+        void clusterSlot() {
+            UnifiedJedis cluster = SharedRedis.cluster().client;
+            String source = unique("orders");
+            try (RedisMailbox<String> elsewhere = RedisMailbox.builder(unique("dlq"), Codec.utf8()).client(cluster).build();
+                 RedisMailbox<String> sameSlot = RedisMailbox.builder(unique("dlq"), Codec.utf8()).client(cluster)
+                         .hashTag(source).build()) {
+                assertThatThrownBy(() -> RedisMailbox.builder(source, Codec.utf8()).client(cluster)
+                        .redrivePolicy(RedrivePolicy.of(1, elsewhere)).build())
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(".hashTag(\"" + source + "\")");
+
+                try (RedisMailbox<String> m = RedisMailbox.builder(source, Codec.utf8()).client(cluster)
+                        .redrivePolicy(RedrivePolicy.of(1, sameSlot)).build()) {
+                    m.send("doomed");
+                    m.receive().get(0).nack();
+                    assertThat(m.receive()).isEmpty();
+                    assertThat(sameSlot.receive().get(0).body()).isEqualTo("doomed");
+                }
+            }
+        }
+    }
+
+    @Nested
+    @DisplayName("keys")
+    class Keys {
+
+        @Test
+        @DisplayName("share one hash tag: mailbox:{name}:..., and name:... under another mailbox's tag")
+        void layout() {
+            UnifiedJedis client = SharedRedis.standalone().client;
+            String name = unique("layout");
+            try (RedisMailbox<String> m = standalone(name);
+                 RedisMailbox<String> tagged = RedisMailbox.builder(name + "-dlq", Codec.utf8()).client(client)
+                         .keyPrefix("app:").hashTag(name).build()) {
+                assertThat(m.readyKey()).isEqualTo("mailbox:{" + name + "}:ready");
+                assertThat(tagged.readyKey()).isEqualTo("app:{" + name + "}:" + name + "-dlq:ready");
+
+                m.send("now", SendOptions.defaults().withAttribute("k", "v"));
+                m.send("later", SendOptions.defaults().withDelay(Duration.ofMinutes(5)));
+                String base = "mailbox:{" + name + "}:";
+                assertThat(client.type(base + "ready")).isEqualTo("list");
+                assertThat(client.type(base + "timed")).isEqualTo("zset");
+                assertThat(client.type(base + "body")).isEqualTo("hash");
+                assertThat(client.type(base + "meta")).isEqualTo("hash");
+                assertThat(client.type(base + "attr")).isEqualTo("hash");
+                assertThat(client.llen(base + "ready")).isEqualTo(1);
+                assertThat(client.zcard(base + "timed")).isEqualTo(1);
+                m.receive().get(0);
+                assertThat(client.type(base + "tok")).isEqualTo("hash");
+            }
+        }
+
+        @Test
+        @DisplayName("carry the configured TTL, renewed by every operation")
+        void ttl() {
+            UnifiedJedis client = SharedRedis.standalone().client;
+            String name = unique("ttl");
+            try (RedisMailbox<String> m = RedisMailbox.builder(name, Codec.utf8()).client(client)
+                    .keyTtl(Duration.ofHours(2)).build()) {
+                m.send("x");
+                long ttl = client.pttl("mailbox:{" + name + "}:body");
+                assertThat(ttl).isBetween(Duration.ofHours(2).minusMinutes(1).toMillis(), Duration.ofHours(2).toMillis());
+                assertThat(client.pttl("mailbox:{" + name + "}:seq")).isPositive();
+            }
+            try (RedisMailbox<String> m = standalone(unique("nottl"))) {
+                m.send("x");
+                assertThat(client.pttl(m.readyKey())).isEqualTo(-1);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("a mailbox built from a URI owns its client and closes it")
+    void ownsUriClient() {
+        RedisMailbox<String> m = RedisMailbox.builder(unique("uri"), Codec.utf8())
+                .uri(SharedRedis.standalone().server.uri()).build();
+        m.send("x");
+        assertThat(m.approximateCount()).isEqualTo(1);
+        m.purge();
+        m.close();
+        assertThatThrownBy(m::approximateCount).isInstanceOf(MailboxClosedException.class);
+    }
+
+    @Test
+    @DisplayName("receive() uses the builder's default receive options")
+    void defaults() {
+        try (RedisMailbox<String> m = RedisMailbox.builder(unique("defaults"), Codec.utf8())
+                .client(SharedRedis.standalone().client)
+                .defaultReceiveOptions(ReceiveOptions.defaults().withMaxMessages(3)).build()) {
+            m.sendBatch(List.of("a", "b", "c", "d"));
+            assertThat(m.receive()).hasSize(3);
+        }
+    }
+
+    @Nested
+    @DisplayName("long polling")
+    class LongPolling {
+
+        @Test
+        @DisplayName("an idle waiter costs at most about two commands a second (here: none between start and end)")
+        void idleCost() throws Exception {
+            try (RedisServerProcess server = RedisServerProcess.start();
+                 JedisPooled client = new JedisPooled(server.host(), server.port());
+                 RedisMailbox<String> m = RedisMailbox.builder("idle", Codec.utf8()).client(client).build()) {
+                m.approximateCount(); // loads the scripts
+                long before = scriptCalls(server);
+                List<Message<String>> got = m.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(4)));
+                long calls = scriptCalls(server) - before;
+
+                assertThat(got).isEmpty();
+                // one receive script at the start, one when the wait ends (a 300 ms poller would need ~13)
+                assertThat(calls).isLessThanOrEqualTo(3);
+            }
+        }
+
+        @Test
+        @DisplayName("a waiter wakes when a delayed message that was sent while it waited becomes due")
+        void wakesForNewDelay() throws Exception {
+            try (RedisMailbox<String> m = standalone(unique("delay"))) {
+                CompletableFuture<List<Message<String>>> waiter =
+                        blockedReceive(m, ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(60)));
+                long start = System.nanoTime();
+                m.send("soon", SendOptions.defaults().withDelay(Duration.ofMillis(300)));
+
+                List<Message<String>> got = waiter.get(30, TimeUnit.SECONDS);
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                assertThat(got).extracting(Message::body).containsExactly("soon");
+                // the waiter re-timed for the new deadline instead of sleeping its safety cap
+                assertThat(ms).isBetween(250L, WakeHub.SUBSCRIBED_SLEEP_MS - 1000);
+            }
+        }
+
+        @Test
+        @DisplayName("a waiter wakes when an extend brings a message's deadline closer")
+        void wakesForShorterVisibility() throws Exception {
+            try (RedisMailbox<String> m = standalone(unique("shorter"))) {
+                m.send("x");
+                Message<String> held = m.receive(ReceiveOptions.defaults().withVisibilityTimeout(Duration.ofMinutes(10))).get(0);
+                CompletableFuture<List<Message<String>>> waiter =
+                        blockedReceive(m, ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(60)));
+                long start = System.nanoTime();
+                held.extendVisibility(Duration.ofMillis(300));
+
+                List<Message<String>> got = waiter.get(30, TimeUnit.SECONDS);
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                assertThat(got).hasSize(1);
+                assertThat(got.get(0).deliveryCount()).isEqualTo(2);
+                assertThat(ms).isLessThan(WakeHub.SUBSCRIBED_SLEEP_MS - 1000);
+            }
+        }
+
+        @Test
+        @DisplayName("blocked receives hold no pooled connection: 12 waiters on a pool of 4 do not block a send")
+        void noConnectionStarvation() throws Exception {
+            RedisServerProcess server = SharedRedis.standalone().server;
+            GenericObjectPoolConfig<Connection> pool = new GenericObjectPoolConfig<>();
+            pool.setMaxTotal(4);
+            pool.setMaxWait(Duration.ofSeconds(2)); // a starved pool would fail a borrow after 2 s
+            try (JedisPooled client = new JedisPooled(pool, new HostAndPort(server.host(), server.port()),
+                    DefaultJedisClientConfig.builder().build());
+                 RedisMailbox<String> m = RedisMailbox.builder(unique("pool"), Codec.utf8()).client(client).build()) {
+                List<CompletableFuture<List<Message<String>>>> waiters = new ArrayList<>();
+                for (int i = 0; i < 12; i++) {
+                    waiters.add(blockedReceive(m, ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(60))));
+                }
+
+                m.sendBatch(List.of("a", "b", "c"));
+
+                List<String> bodies = new ArrayList<>();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (bodies.size() < 3 && System.nanoTime() < deadline) {
+                    List<CompletableFuture<List<Message<String>>>> finished = new ArrayList<>();
+                    for (CompletableFuture<List<Message<String>>> w : waiters) {
+                        if (w.isDone()) {
+                            finished.add(w);
+                        }
+                    }
+                    for (CompletableFuture<List<Message<String>>> w : finished) {
+                        w.get().forEach(msg -> bodies.add(msg.body()));
+                    }
+                    waiters.removeAll(finished);
+                    Thread.onSpinWait();
+                }
+                assertThat(bodies).containsExactlyInAnyOrder("a", "b", "c");
+                m.close(); // wakes the rest
+                for (CompletableFuture<List<Message<String>>> w : waiters) {
+                    assertThat(w.get(10, TimeUnit.SECONDS)).isEmpty();
+                }
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("on the cluster, 8 producers and 8 consumers: every message acked once, every handle unique")
+    void manyThreadsOnCluster() throws Exception {
+        int producers = 8;
+        int perProducer = 250;
+        int total = producers * perProducer;
+        Set<String> acked = ConcurrentHashMap.newKeySet();
+        Set<String> handles = ConcurrentHashMap.newKeySet();
+        List<String> problems = new java.util.concurrent.CopyOnWriteArrayList<>();
+        CountDownLatch done = new CountDownLatch(total);
+        try (RedisMailbox<String> m = RedisMailbox.builder(unique("many"), Codec.utf8())
+                .client(SharedRedis.cluster().client).build()) {
+            List<Thread> threads = new ArrayList<>();
+            for (int c = 0; c < 8; c++) {
+                threads.add(new Thread(() -> {
+                    ReceiveOptions o = ReceiveOptions.defaults().withMaxMessages(10)
+                            .withVisibilityTimeout(Duration.ofMinutes(5)).withWaitTime(Duration.ofSeconds(1));
+                    while (done.getCount() > 0) {
+                        List<Message<String>> batch = m.receive(o);
+                        for (Message<String> msg : batch) {
+                            if (!handles.add(msg.receiptHandle())) {
+                                problems.add("handle reused " + msg.receiptHandle());
+                            }
+                        }
+                        if (!batch.isEmpty()) {
+                            assertThat(m.acknowledgeBatch(batch)).isEmpty();
+                            for (Message<String> msg : batch) {
+                                if (!acked.add(msg.body())) {
+                                    problems.add("acked twice " + msg.body());
+                                }
+                                done.countDown();
+                            }
+                        }
+                    }
+                }));
+            }
+            for (int p = 0; p < producers; p++) {
+                int producer = p;
+                threads.add(new Thread(() -> {
+                    for (int i = 0; i < perProducer; i++) {
+                        m.send(producer + ":" + i);
+                    }
+                }));
+            }
+            threads.forEach(Thread::start);
+            assertThat(done.await(90, TimeUnit.SECONDS)).isTrue();
+            for (Thread t : threads) {
+                t.join(10_000);
+            }
+            assertThat(problems).isEmpty();
+            assertThat(acked).hasSize(total);
+            assertThat(m.approximateCount()).isZero();
+        }
+    }
+
+    private static final Pattern CALLS = Pattern.compile("cmdstat_(evalsha|eval):calls=(\\d+)");
+
+    private static long scriptCalls(RedisServerProcess server) {
+        String info = String.valueOf(server.call("INFO", "commandstats"));
+        long total = 0;
+        Matcher m = CALLS.matcher(info);
+        while (m.find()) {
+            total += Long.parseLong(m.group(2));
+        }
+        return total;
+    }
+}
