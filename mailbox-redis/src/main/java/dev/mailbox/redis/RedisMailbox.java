@@ -79,7 +79,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
 
     private static final ObjectMapper ATTRIBUTES = new ObjectMapper();
     private static final TypeReference<LinkedHashMap<String, String>> ATTRIBUTE_MAP = new TypeReference<>() { };
-    private static final String[] KEY_SUFFIXES = {"ready", "timed", "body", "meta", "attr", "tok", "seq"};
+    private static final String[] KEY_SUFFIXES = {"ready", "timed", "body", "meta", "attr", "seq"};
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.-]{1,80}");
     private static final Pattern TAG = Pattern.compile("[^{}]{1,200}");
     private static final long SUBSCRIBE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);

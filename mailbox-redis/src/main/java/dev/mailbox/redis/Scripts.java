@@ -34,7 +34,8 @@ enum Scripts {
 
     Scripts(String name) {
         this.name = name;
-        String text = load("prelude.lua") + "\n" + load(name + ".lua");
+        String text = (load("prelude.lua") + "\n" + load(name + ".lua"))
+                .replace("__HORIZON_MS__", Long.toString(WakeHub.SUBSCRIBED_SLEEP_MS));
         this.source = text.getBytes(StandardCharsets.UTF_8);
         this.sha = sha1Hex(source).getBytes(StandardCharsets.US_ASCII);
     }

@@ -2,13 +2,10 @@
 local codes = {}
 for i = 3, #ARGV, 2 do
   local id = ARGV[i]
-  local code = check(id, ARGV[i + 1])
+  local code, _, _, flag = check(id, ARGV[i + 1])
   if code == 1 then
     redis.call('ZREM', K.timed, id)
-    redis.call('HDEL', K.body, id)
-    redis.call('HDEL', K.meta, id)
-    redis.call('HDEL', K.attr, id)
-    redis.call('HDEL', K.tok, id)
+    delete(K, id, flag)
   end
   codes[#codes + 1] = code
 end

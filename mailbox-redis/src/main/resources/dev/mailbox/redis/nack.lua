@@ -1,9 +1,9 @@
 -- ARGV[3] id, ARGV[4] token, ARGV[5] visibility ms from now (0: visible at once).
 local id = ARGV[3]
-local code = check(id, ARGV[4])
+local code, enqueued, count, flag = check(id, ARGV[4])
 if code ~= 1 then return code end
 local timeout = tonumber(ARGV[5])
-redis.call('HDEL', K.tok, id)
+redis.call('HSET', K.meta, id, format_meta(enqueued, count, flag, '', '')) -- no current delivery
 if timeout == 0 then
   redis.call('ZREM', K.timed, id)
   promote(K) -- what became visible earlier stays ahead of this message

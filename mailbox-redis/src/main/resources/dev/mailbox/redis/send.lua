@@ -1,6 +1,6 @@
 -- ARGV[3] delay ms, ARGV[4] capacity (0 none), ARGV[5] attributes ('' none), ARGV[6..] bodies.
 -- Returns the new ids, or -1 if the mailbox is full (nothing stored).
-promote(K)
+local before = promote(K)
 local delay = tonumber(ARGV[3])
 local capacity = tonumber(ARGV[4])
 local attrs = ARGV[5]
@@ -8,10 +8,8 @@ local n = #ARGV - 5
 if capacity > 0 and redis.call('LLEN', K.ready) + redis.call('ZCARD', K.timed) + n > capacity then
   return -1
 end
-local before = nil
-if delay > 0 then before = earliest(K) end
 local first = new_id(K, n)
-local meta = NOW .. '|0'
+local meta = format_meta(NOW, 0, attrs ~= '' and 'a' or '-', '', '')
 local ids = {}
 for i = 1, n do
   local id = format_id(first + i)
