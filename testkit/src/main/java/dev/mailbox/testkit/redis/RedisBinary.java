@@ -73,13 +73,13 @@ final class RedisBinary {
                 return Optional.empty();
             }
             Path dir = Files.createTempDirectory("mailbox-redis-bin");
+            dir.toFile().deleteOnExit(); // registered first so it is deleted last, once empty
             Path target = dir.resolve("redis-server");
             Files.copy(in, target, StandardCopyOption.REPLACE_EXISTING);
             if (!target.toFile().setExecutable(true)) {
                 return Optional.empty();
             }
             target.toFile().deleteOnExit();
-            dir.toFile().deleteOnExit();
             return Optional.of(target);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot extract the bundled redis-server", e);
