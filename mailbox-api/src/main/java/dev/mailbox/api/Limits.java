@@ -90,6 +90,20 @@ public final class Limits {
     }
 
     /**
+     * Checks a configured capacity.
+     *
+     * @param capacity the most messages a mailbox may hold, 0 for no limit
+     * @return the capacity
+     * @throws IllegalArgumentException if negative
+     */
+    public static long requireCapacity(long capacity) {
+        if (capacity < 0) {
+            throw new IllegalArgumentException("capacity must be 0 (unbounded) or more, was " + capacity);
+        }
+        return capacity;
+    }
+
+    /**
      * Checks a configured maximum message size.
      *
      * @param bytes the maximum in bytes

@@ -556,10 +556,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
          * @return this builder
          */
         public Builder<T> capacity(long capacity) {
-            if (capacity < 0) {
-                throw new IllegalArgumentException("capacity must be 0 (unbounded) or more, was " + capacity);
-            }
-            this.capacity = capacity;
+            this.capacity = Limits.requireCapacity(capacity);
             return this;
         }
 

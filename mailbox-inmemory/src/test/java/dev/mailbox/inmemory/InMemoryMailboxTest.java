@@ -9,6 +9,7 @@ import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.api.SerializationException;
 import dev.mailbox.testkit.ManualClock;
 import dev.mailbox.testkit.NullMailbox;
+import dev.mailbox.testkit.Threads;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -345,14 +346,7 @@ class InMemoryMailboxTest {
         return result;
     }
 
-    /** Waits (bounded) until the thread parks, i.e. is blocked inside the receive. */
     static void awaitParked(Thread t) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (t.getState() != Thread.State.WAITING && t.getState() != Thread.State.TIMED_WAITING) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(t.getName() + " never blocked: " + t.getState());
-            }
-            Thread.onSpinWait();
-        }
+        Threads.awaitParked(t, Duration.ofSeconds(10));
     }
 }

@@ -59,7 +59,7 @@ class RedisMailboxTest {
         });
         t.setDaemon(true);
         t.start();
-        RedisContractSupport.awaitBlockedInReceive(t);
+        RedisContractTest.awaitBlocked(t);
         return f;
     }
 

@@ -81,7 +81,7 @@ class ServerRestartTest {
             Thread waiter = new Thread(() -> woken[0] = wakeMailbox.receive(
                     ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(60))), "waiter");
             waiter.start();
-            RedisContractSupport.awaitBlockedInReceive(waiter);
+            RedisContractTest.awaitBlocked(waiter);
 
             producer.start();
             assertThat(halfway.await(60, TimeUnit.SECONDS)).isTrue();
