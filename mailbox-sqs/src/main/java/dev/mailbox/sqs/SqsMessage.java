@@ -1,0 +1,111 @@
+package dev.mailbox.sqs;
+
+import dev.mailbox.api.Limits;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiptHandleExpiredException;
+import dev.mailbox.api.spi.Bodies;
+import org.jspecify.annotations.Nullable;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+
+/** One SQS delivery: the receipt handle SQS issued for it. */
+final class SqsMessage<T> implements Message<T> {
+    private final SqsMailbox<T> mailbox;
+    private final String id;
+    private final String receiptHandle;
+    private final int deliveryCount;
+    private final Instant enqueuedAt;
+    private final Map<String, String> attributes;
+    private final Object body; // T or a Bodies.Undecodable
+    // SQS keeps a handle usable after ChangeMessageVisibility and after the visibility lapses; this
+    // delivery enforces the contract's rule itself. The deadline is counted from before the receive
+    // request left, with the un-rounded timeout, so it always ends no later than the server's.
+    private long deadlineNanos;
+    private @Nullable String finished;
+
+    SqsMessage(SqsMailbox<T> mailbox, String id, String receiptHandle, int deliveryCount, Instant enqueuedAt,
+               Map<String, String> attributes, Object body, long deadlineNanos) {
+        this.mailbox = mailbox;
+        this.id = id;
+        this.receiptHandle = receiptHandle;
+        this.deliveryCount = deliveryCount;
+        this.enqueuedAt = enqueuedAt;
+        this.attributes = attributes;
+        this.body = body;
+        this.deadlineNanos = deadlineNanos;
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public T body() {
+        return Bodies.bodyOrThrow(body, id, mailbox.name());
+    }
+
+    @Override
+    public String receiptHandle() {
+        return receiptHandle;
+    }
+
+    @Override
+    public int deliveryCount() {
+        return deliveryCount;
+    }
+
+    @Override
+    public Instant enqueuedAt() {
+        return enqueuedAt;
+    }
+
+    @Override
+    public Map<String, String> attributes() {
+        return attributes;
+    }
+
+    @Override
+    public synchronized void acknowledge() {
+        requireCurrent();
+        mailbox.delete(this);
+        finished = "acknowledged";
+    }
+
+    @Override
+    public synchronized void nack(Duration visibilityTimeout) {
+        Limits.requireVisibilityTimeout(visibilityTimeout, "visibilityTimeout");
+        requireCurrent();
+        mailbox.changeVisibility(this, visibilityTimeout, "nack");
+        finished = "nacked";
+    }
+
+    @Override
+    public synchronized void extendVisibility(Duration timeout) {
+        Limits.requireVisibilityTimeout(timeout, "timeout");
+        requireCurrent();
+        long start = System.nanoTime();
+        mailbox.changeVisibility(this, timeout, "extendVisibility");
+        deadlineNanos = start + timeout.toNanos();
+    }
+
+    private void requireCurrent() {
+        String why = finished != null ? "this delivery was already " + finished
+                : System.nanoTime() - deadlineNanos >= 0 ? "its visibility timeout ended" : null;
+        if (why != null) {
+            throw new ReceiptHandleExpiredException(receiptHandle, "receipt handle " + receiptHandle + " of message "
+                    + id + " in mailbox '" + mailbox.name() + "' is stale: " + why);
+        }
+    }
+
+    boolean belongsTo(SqsMailbox<?> m) {
+        return mailbox == m;
+    }
+
+    @Override
+    public String toString() {
+        return "Message[id=" + id + ", mailbox=" + mailbox.name() + ", delivery=" + deliveryCount + "]";
+    }
+}

@@ -1,0 +1,13 @@
+package dev.mailbox.sqs;
+
+import org.junit.jupiter.api.DisplayName;
+import software.amazon.awssdk.services.sqs.SqsClient;
+
+@DisplayName("SqsMailbox on embedded ElasticMQ meets the Mailbox contract")
+class ElasticMqContractTest extends SqsContractTest {
+
+    @Override
+    SqsClient client() {
+        return SharedElasticMq.client();
+    }
+}

@@ -1,0 +1,62 @@
+package dev.mailbox.sqs;
+
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.testkit.MailboxContract;
+import dev.mailbox.testkit.MailboxSpec;
+import software.amazon.awssdk.services.sqs.SqsClient;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/** The contract on an SQS endpoint; subclasses say which. */
+abstract class SqsContractTest extends MailboxContract {
+
+    /** @return a client for the endpoint under test */
+    abstract SqsClient client();
+
+    @Override
+    protected final <T> Mailbox<T> createMailbox(MailboxSpec<T> spec) {
+        SqsMailbox.Builder<T> b = SqsMailbox.builder(spec.name(), spec.codec())
+                .client(client())
+                .createIfMissing(true)
+                .maxMessageBytes(spec.maxMessageBytes());
+        if (spec.capacity() > 0) {
+            b.capacity(spec.capacity()); // SQS refuses, as the contract expects of a backend without capacity
+        }
+        if (spec.redrivePolicy() != null) {
+            b.redrivePolicy(spec.redrivePolicy());
+        }
+        return b.build();
+    }
+
+    /** Deletes the queue, so the server does not fill up with test queues. */
+    @Override
+    protected void destroy(Mailbox<?> mailbox) {
+        mailbox.close();
+        try {
+            client().deleteQueue(r -> r.queueUrl(((SqsMailbox<?>) mailbox).queueUrl()));
+        } catch (RuntimeException ignored) {
+            // deleted already
+        }
+    }
+
+    /** SQS keeps whole seconds. */
+    @Override
+    protected Duration tick() {
+        return Duration.ofSeconds(1);
+    }
+
+    /** The receive is blocked once its thread is inside the SDK's ReceiveMessage call (a socket read). */
+    @Override
+    protected void awaitBlockedInReceive(Thread thread) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() - deadline < 0 && thread.isAlive()) {
+            for (StackTraceElement frame : thread.getStackTrace()) {
+                if (frame.getMethodName().equals("receiveMessage") && frame.getClassName().contains("SqsClient")) {
+                    return;
+                }
+            }
+            Thread.onSpinWait();
+        }
+    }
+}

@@ -1,0 +1,157 @@
+package dev.mailbox.sqs;
+
+import dev.mailbox.api.Codec;
+import dev.mailbox.api.MailboxException;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.MessageTooLargeException;
+import dev.mailbox.api.ReceiptHandleExpiredException;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.SendOptions;
+import dev.mailbox.api.SerializationException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.sqs.SqsClient;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class SqsMailboxTest {
+
+    /** Records every SQS operation that leaves the client. */
+    private final List<String> calls = new CopyOnWriteArrayList<>();
+    private final SqsClient counted = SqsClient.builder()
+            .endpointOverride(SharedElasticMq.endpoint())
+            .region(Region.US_EAST_1)
+            .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("test", "test")))
+            .httpClientBuilder(UrlConnectionHttpClient.builder())
+            .overrideConfiguration(c -> c.addExecutionInterceptor(new ExecutionInterceptor() {
+                @Override
+                public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                    calls.add(context.request().getClass().getSimpleName());
+                }
+            }))
+            .build();
+    private final List<SqsMailbox<?>> made = new ArrayList<>();
+
+    @AfterEach
+    void cleanUp() {
+        for (SqsMailbox<?> m : made) {
+            m.close();
+            counted.deleteQueue(r -> r.queueUrl(m.queueUrl()));
+        }
+        counted.close();
+    }
+
+    private <T> SqsMailbox<T> mailbox(String hint, Codec<T> codec) {
+        SqsMailbox<T> m = SqsMailbox.builder(hint + "-" + UUID.randomUUID().toString().substring(0, 8), codec)
+                .client(counted).createIfMissing(true).build();
+        made.add(m);
+        return m;
+    }
+
+    @Test
+    @DisplayName("bad input is refused before any request is made, with nothing sent")
+    void refusedBeforeAnyCall() {
+        SqsMailbox<String> m = mailbox("bad", Codec.utf8());
+        calls.clear();
+        Map<String, String> ten = new LinkedHashMap<>();
+        for (int i = 0; i < 10; i++) {
+            ten.put("a" + i, "v");
+        }
+
+        assertThatThrownBy(() -> m.send("x".repeat(256 * 1024 + 1))).isInstanceOf(MessageTooLargeException.class);
+        assertThatThrownBy(() -> m.send("x", SendOptions.defaults().withAttribute("bad name", "v")))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> m.send("x", SendOptions.defaults().withAttributes(ten).withAttribute("eleventh", "v")))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> m.send("x", SendOptions.defaults().withAttribute("k", "nul\u0000")))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> m.send("x", SendOptions.defaults().withAttribute(SqsMailbox.ENCODING_ATTRIBUTE, "v")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reserved");
+        assertThatThrownBy(() -> m.sendBatch(List.of("ok", "x".repeat(256 * 1024 + 1))))
+                .isInstanceOf(MessageTooLargeException.class);
+
+        assertThat(calls).as("requests sent to SQS").isEmpty();
+        assertThat(m.approximateCount()).isZero();
+    }
+
+    @Test
+    @DisplayName("bytes that are not SQS text travel as base64 and come back unchanged, the marker hidden")
+    void binaryBodies() {
+        SqsMailbox<byte[]> m = mailbox("binary", Codec.bytes());
+        byte[] body = {0, 1, 2, (byte) 0xff, (byte) 0xfe, 'x'};
+        m.send(body, SendOptions.defaults().withAttribute("k", "v"));
+
+        Message<byte[]> got = m.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(5))).get(0);
+        assertThat(got.body()).containsExactly(body);
+        assertThat(got.attributes()).containsExactly(Map.entry("k", "v"));
+    }
+
+    @Test
+    @DisplayName("a body SQS cannot carry and nine attributes is refused, since base64 needs one more")
+    void binaryBodyNeedsAnAttribute() {
+        SqsMailbox<byte[]> m = mailbox("binary", Codec.bytes());
+        Map<String, String> ten = new LinkedHashMap<>();
+        for (int i = 0; i < 10; i++) {
+            ten.put("a" + i, "v");
+        }
+        assertThatThrownBy(() -> m.send(new byte[] {0}, SendOptions.defaults().withAttributes(ten)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(SqsMailbox.ENCODING_ATTRIBUTE);
+    }
+
+    @Test
+    @DisplayName("a delivery is stale locally once acknowledged, nacked or lapsed, whatever SQS would accept")
+    void localStaleness() throws Exception {
+        SqsMailbox<String> m = mailbox("stale", Codec.utf8());
+        m.send("x");
+        Message<String> got = m.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(5))).get(0);
+        got.nack(Duration.ofMinutes(5));
+        calls.clear();
+        assertThatThrownBy(() -> got.extendVisibility(Duration.ofMinutes(1)))
+                .isInstanceOf(ReceiptHandleExpiredException.class).hasMessageContaining("nacked");
+        assertThat(calls).isEmpty();
+    }
+
+    @Test
+    @DisplayName("the builder explains a missing queue, refuses a capacity and bad names")
+    void builder() {
+        String missing = "missing-" + UUID.randomUUID().toString().substring(0, 8);
+        assertThatThrownBy(() -> SqsMailbox.builder(missing, Codec.utf8()).client(counted).build())
+                .isInstanceOf(MailboxException.class).hasMessageContaining("createIfMissing");
+        assertThatThrownBy(() -> SqsMailbox.builder("ok", Codec.utf8()).capacity(10))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no capacity");
+        assertThatThrownBy(() -> SqsMailbox.builder("bad name", Codec.utf8()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 80");
+        assertThatThrownBy(() -> SqsMailbox.builder("x", Codec.utf8()).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("exactly one of client");
+
+        // the check against the queue's MaximumMessageSize cannot run here: ElasticMQ does not report it
+    }
+
+    @Test
+    @DisplayName("an undecodable stored body surfaces from body(), not from receive")
+    void undecodable() {
+        SqsMailbox<String> raw = mailbox("json", Codec.utf8());
+        SqsMailbox<Integer> typed = SqsMailbox.builder(raw.name(), Codec.json(Integer.class)).client(counted).build();
+        raw.send("not a number");
+        Message<Integer> got = typed.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(5))).get(0);
+        assertThatThrownBy(got::body).isInstanceOf(SerializationException.class);
+        typed.close();
+    }
+}
