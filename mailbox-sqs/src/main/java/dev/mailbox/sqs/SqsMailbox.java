@@ -76,6 +76,8 @@ import java.util.regex.Pattern;
  *   <li>No capacity: the builder refuses one.</li>
  *   <li>A receive waits at most 20 s per SQS call; longer waits loop. {@link #close()} therefore
  *       wakes a waiting receive when its current call ends, within 20 s.</li>
+ *   <li>SQS stores a batch entry by entry: if some entries of a {@code sendBatch} fail, the others
+ *       are stored and the call throws {@link MailboxUnavailableException} saying how many.</li>
  * </ul>
  *
  * <p>Bodies travel as text when the codec's bytes are valid UTF-8 text SQS accepts (JSON always
@@ -273,12 +275,13 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
     void delete(SqsMessage<T> m) {
         ensureOpen();
-        call("acknowledge", () -> sqs.deleteMessage(r -> r.queueUrl(queueUrl).receiptHandle(m.receiptHandle())));
+        call("acknowledge", m.receiptHandle(),
+                () -> sqs.deleteMessage(r -> r.queueUrl(queueUrl).receiptHandle(m.receiptHandle())));
     }
 
     void changeVisibility(SqsMessage<T> m, Duration timeout, String operation) {
         ensureOpen();
-        call(operation, () -> sqs.changeMessageVisibility(r -> r
+        call(operation, m.receiptHandle(), () -> sqs.changeMessageVisibility(r -> r
                 .queueUrl(queueUrl).receiptHandle(m.receiptHandle()).visibilityTimeout(seconds(timeout))));
     }
 
@@ -374,13 +377,17 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         }
     }
 
-    /** Runs an SQS call and maps SDK failures to the mailbox's exceptions. */
     private <R> R call(String operation, Supplier<R> request) {
+        return call(operation, "", request);
+    }
+
+    /** Runs an SQS call and maps SDK failures to the mailbox's exceptions. */
+    private <R> R call(String operation, String receiptHandle, Supplier<R> request) {
         try {
             return request.get();
         } catch (ReceiptHandleIsInvalidException | MessageNotInflightException e) {
-            throw new ReceiptHandleExpiredException("", "the receipt handle given to " + operation + " on mailbox '"
-                    + name + "' is stale: " + e.awsErrorDetails().errorMessage());
+            throw new ReceiptHandleExpiredException(receiptHandle, "receipt handle " + receiptHandle + " given to "
+                    + operation + " on mailbox '" + name + "' is stale: " + e.awsErrorDetails().errorMessage());
         } catch (QueueDoesNotExistException e) {
             throw new MailboxException("SQS queue '" + name + "' (" + queueUrl + ") does not exist", e);
         } catch (PurgeQueueInProgressException e) {
