@@ -63,31 +63,31 @@ public final class Harness {
                 Runtime.getRuntime().maxMemory() >> 20, rounds, round.toMillis());
 
         // 1. one thread, send -> receive -> ack
-        double lbq = median(this::lbqCycleRound);
-        double utf8 = median(() -> mailboxCycleRound(InMemoryMailbox.builder("bench", Codec.utf8()).build()));
-        double ref = median(() -> mailboxCycleRound(new InMemoryMailbox<>("bench")));
+        double lbq = Rounds.median(rounds, 2, this::lbqCycleRound);
+        double utf8 = Rounds.median(rounds, 2, () -> mailboxCycleRound(InMemoryMailbox.builder("bench", Codec.utf8()).build()));
+        double ref = Rounds.median(rounds, 2, () -> mailboxCycleRound(new InMemoryMailbox<>("bench")));
         System.out.println("1. single thread, one message per cycle (median of rounds)");
-        row("LinkedBlockingQueue offer+poll (baseline)", lbq, "cycles/s", 1.0);
-        row("InMemoryMailbox, Codec.utf8(): send+receive+ack", utf8, "cycles/s", utf8 / lbq);
-        row("InMemoryMailbox, by reference: send+receive+ack", ref, "cycles/s", ref / lbq);
-        verdict("single-thread cycle ratio (utf8 codec) >= 0.05, target 0.20", utf8 / lbq, 0.05, 0.20);
+        Rounds.row("LinkedBlockingQueue offer+poll (baseline)", lbq, "cycles/s", 1.0);
+        Rounds.row("InMemoryMailbox, Codec.utf8(): send+receive+ack", utf8, "cycles/s", utf8 / lbq);
+        Rounds.row("InMemoryMailbox, by reference: send+receive+ack", ref, "cycles/s", ref / lbq);
+        Rounds.verdict("single-thread cycle ratio (utf8 codec) >= 0.05, target 0.20", utf8 / lbq, 0.05, 0.20);
 
         // 2. two producers and two consumers
-        double lbq22 = median(this::lbqProducerConsumerRound);
-        double mb22 = median(() -> mailboxProducerConsumerRound(InMemoryMailbox.builder("bench", Codec.utf8()).build()));
+        double lbq22 = Rounds.median(rounds, 2, this::lbqProducerConsumerRound);
+        double mb22 = Rounds.median(rounds, 2, () -> mailboxProducerConsumerRound(InMemoryMailbox.builder("bench", Codec.utf8()).build()));
         System.out.println();
         System.out.println("2. 2 producers + 2 consumers, at most 10,000 messages outstanding (median of rounds)");
-        row("LinkedBlockingQueue put+take (baseline)", lbq22, "msgs/s", 1.0);
-        row("InMemoryMailbox, Codec.utf8(): send+receive+ack", mb22, "msgs/s", mb22 / lbq22);
+        Rounds.row("LinkedBlockingQueue put+take (baseline)", lbq22, "msgs/s", 1.0);
+        Rounds.row("InMemoryMailbox, Codec.utf8(): send+receive+ack", mb22, "msgs/s", mb22 / lbq22);
 
         // 3. wake latency
         long[] lbqWake = lbqWakeLatencies();
         long[] mbWake = mailboxWakeLatencies();
         System.out.println();
         System.out.printf("3. long-poll wake latency, send -> blocked receive returns (%d samples)%n", latencySamples);
-        latencyRow("LinkedBlockingQueue.poll(timeout) (baseline)", lbqWake);
-        latencyRow("InMemoryMailbox.receive(wait 10 s)", mbWake);
-        double p99ms = percentile(mbWake, 99) / 1e6;
+        Rounds.latencyRow("LinkedBlockingQueue.poll(timeout) (baseline)", lbqWake);
+        Rounds.latencyRow("InMemoryMailbox.receive(wait 10 s)", mbWake);
+        double p99ms = Rounds.percentile(mbWake, 99) / 1e6;
         System.out.printf("   %-60s %s (p99 %.3f ms, target <= 2 ms)%n", "wake p99", p99ms <= 2 ? "MET" : "MISSED", p99ms);
 
         // 4. heap per queued message
@@ -118,7 +118,7 @@ public final class Harness {
         System.out.printf("   %-60s %8.1f bytes total, %6.1f overhead%n", "LinkedBlockingQueue<byte[16]> (baseline)", lbqBytes, lbqBytes - 16);
         System.out.printf("   %-60s %8.1f bytes total, %6.1f overhead%n", "InMemoryMailbox, Codec.utf8(), 16-char body", utf8Bytes, utf8Bytes - 16);
         System.out.printf("   %-60s %8.1f bytes total, %6.1f overhead%n", "InMemoryMailbox, by reference, byte[16] body", refBytes, refBytes - 16);
-        verdict("heap overhead per message (utf8 codec) <= 200 bytes", 200.0 / Math.max(1, utf8Bytes - 16), 1.0, 1.0);
+        Rounds.verdict("heap overhead per message (utf8 codec) <= 200 bytes", 200.0 / Math.max(1, utf8Bytes - 16), 1.0, 1.0);
     }
 
     // ---- 1. single-thread cycle
@@ -325,41 +325,5 @@ public final class Harness {
             System.gc();
         }
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-    }
-
-    // ---- reporting
-
-    private interface Round {
-        double run() throws Exception;
-    }
-
-    private double median(Round r) throws Exception {
-        r.run(); // warm-up round, discarded
-        r.run();
-        double[] results = new double[rounds];
-        for (int i = 0; i < rounds; i++) {
-            results[i] = r.run();
-        }
-        Arrays.sort(results);
-        return results[rounds / 2];
-    }
-
-    private static void row(String label, double value, String unit, double ratio) {
-        System.out.printf(Locale.ROOT, "   %-60s %,14.0f %-9s ratio %.3f%n", label, value, unit, ratio);
-    }
-
-    private static void latencyRow(String label, long[] sorted) {
-        System.out.printf(Locale.ROOT, "   %-60s p50 %7.1f us   p99 %7.1f us   max %8.1f us%n", label,
-                percentile(sorted, 50) / 1e3, percentile(sorted, 99) / 1e3, sorted[sorted.length - 1] / 1e3);
-    }
-
-    private static long percentile(long[] sorted, double p) {
-        int i = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
-        return sorted[Math.max(0, Math.min(sorted.length - 1, i))];
-    }
-
-    private static void verdict(String what, double value, double floor, double target) {
-        String v = value >= target ? "MET" : value >= floor ? "FLOOR MET, TARGET MISSED" : "MISSED";
-        System.out.printf(Locale.ROOT, "   %-60s %s (%.3f)%n", what, v, value);
     }
 }

@@ -66,30 +66,29 @@ public final class RedisHarness {
                     rounds, round.toMillis());
             mailbox.purge();
 
-            double[] pair = medianPair(() -> interleavedRound(jedis, mailbox));
+            double[] pair = Rounds.medianPair(rounds, () -> interleavedRound(jedis, mailbox));
             double plain = pair[0];
             double cycle = pair[1];
             System.out.println("1. one client thread, send -> receive -> ack, 3 round trips per cycle;");
             System.out.println("   baseline and mailbox alternate in blocks of 50 cycles within each round (median round)");
-            row("plain Jedis LPUSH + RPOP + DEL (baseline)", plain, "cycles/s", 1.0);
-            row("RedisMailbox send + receive + acknowledge", cycle, "cycles/s", cycle / plain);
-            System.out.printf(Locale.ROOT, "   %-58s %.1f us (plain Jedis), %.1f us (mailbox)%n", "time per round trip",
+            Rounds.row("plain Jedis LPUSH + RPOP + DEL (baseline)", plain, "cycles/s", 1.0);
+            Rounds.row("RedisMailbox send + receive + acknowledge", cycle, "cycles/s", cycle / plain);
+            System.out.printf(Locale.ROOT, "   %-64s %.1f us (plain Jedis), %.1f us (mailbox)%n", "time per round trip",
                     1e6 / plain / 3, 1e6 / cycle / 3);
-            verdict("cycle ratio >= 0.7", cycle / plain, 0.7);
+            Rounds.verdict("cycle ratio >= 0.7", cycle / plain, 0.7);
 
-            double batched = median(() -> batchRound(mailbox));
+            double batched = Rounds.median(rounds, 1, () -> batchRound(mailbox));
             System.out.println();
             System.out.println("2. batches of 10: sendBatch(10) + receive(10) + acknowledgeBatch(10)");
-            row("RedisMailbox, unbatched (from 1.)", cycle, "msgs/s", 1.0);
-            row("RedisMailbox, batches of 10", batched, "msgs/s", batched / cycle);
-            verdict("batched / unbatched >= 5", batched / cycle, 5);
+            Rounds.row("RedisMailbox, unbatched (from 1.)", cycle, "msgs/s", 1.0);
+            Rounds.row("RedisMailbox, batches of 10", batched, "msgs/s", batched / cycle);
+            Rounds.verdict("batched / unbatched >= 5", batched / cycle, 5);
 
             long[] wake = wakeLatencies(mailbox);
             System.out.println();
             System.out.printf("3. long-poll wake latency, send -> blocked receive returns (%d samples)%n", latencySamples);
-            System.out.printf(Locale.ROOT, "   %-58s p50 %7.1f us   p99 %7.1f us   max %8.1f us%n", "RedisMailbox.receive(wait 10 s)",
-                    pct(wake, 50) / 1e3, pct(wake, 99) / 1e3, wake[wake.length - 1] / 1e3);
-            verdict("wake p99 <= 10 ms", 10.0 / (pct(wake, 99) / 1e6), 1.0);
+            Rounds.latencyRow("RedisMailbox.receive(wait 10 s)", wake);
+            Rounds.verdict("wake p99 <= 10 ms", 10.0 / (Rounds.percentile(wake, 99) / 1e6), 1.0);
             mailbox.purge();
         }
     }
@@ -125,21 +124,6 @@ public final class RedisHarness {
             cycles += 50;
         }
         return new double[] {cycles / (plainNanos / 1e9), cycles / (mailboxNanos / 1e9)};
-    }
-
-    private interface PairRound {
-        double[] run() throws Exception;
-    }
-
-    /** The round whose ratio is the median, so both figures come from the same round. */
-    private double[] medianPair(PairRound r) throws Exception {
-        r.run();
-        double[][] results = new double[rounds][];
-        for (int i = 0; i < rounds; i++) {
-            results[i] = r.run();
-        }
-        Arrays.sort(results, (a, b) -> Double.compare(a[1] / a[0], b[1] / b[0]));
-        return results[rounds / 2];
     }
 
     private double batchRound(RedisMailbox<String> m) {
@@ -199,32 +183,5 @@ public final class RedisHarness {
             }
             Thread.onSpinWait();
         }
-    }
-
-    private interface Round {
-        double run() throws Exception;
-    }
-
-    private double median(Round r) throws Exception {
-        r.run();
-        double[] results = new double[rounds];
-        for (int i = 0; i < rounds; i++) {
-            results[i] = r.run();
-        }
-        Arrays.sort(results);
-        return results[rounds / 2];
-    }
-
-    private static long pct(long[] sorted, double p) {
-        int i = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
-        return sorted[Math.max(0, Math.min(sorted.length - 1, i))];
-    }
-
-    private static void row(String label, double value, String unit, double ratio) {
-        System.out.printf(Locale.ROOT, "   %-58s %,12.0f %-9s ratio %.3f%n", label, value, unit, ratio);
-    }
-
-    private static void verdict(String what, double value, double target) {
-        System.out.printf(Locale.ROOT, "   %-58s %s (%.3f)%n", what, value >= target ? "MET" : "MISSED", value);
     }
 }

@@ -61,19 +61,19 @@ public final class SqsHarness {
         String rawUrl = sqs.createQueue(r -> r.queueName("bench-raw")).queueUrl();
         try (SqsMailbox<String> mailbox = SqsMailbox.builder("bench-mailbox", Codec.utf8()).client(sqs)
                 .createIfMissing(true).build()) {
-            double[] pair = medianPair(() -> interleavedRound(sqs, rawUrl, mailbox));
+            double[] pair = Rounds.medianPair(rounds, () -> interleavedRound(sqs, rawUrl, mailbox));
             System.out.println("1. one client thread, send -> receive -> delete/ack, 3 requests per cycle;");
             System.out.println("   raw SDK and mailbox alternate in blocks of 20 cycles within each round (median round)");
-            row("raw SDK SendMessage + ReceiveMessage + DeleteMessage (baseline)", pair[0], "cycles/s", 1.0);
-            row("SqsMailbox send + receive + acknowledge", pair[1], "cycles/s", pair[1] / pair[0]);
-            verdict("overhead: ratio >= 0.95", pair[1] / pair[0], 0.95);
+            Rounds.row("raw SDK SendMessage + ReceiveMessage + DeleteMessage (baseline)", pair[0], "cycles/s", 1.0);
+            Rounds.row("SqsMailbox send + receive + acknowledge", pair[1], "cycles/s", pair[1] / pair[0]);
+            Rounds.verdict("overhead: ratio >= 0.95", pair[1] / pair[0], 0.95);
 
-            double batched = median(() -> batchRound(mailbox));
+            double batched = Rounds.median(rounds, 1, () -> batchRound(mailbox));
             System.out.println();
             System.out.println("2. batches of 10: sendBatch(10) + receive(10) + acknowledgeBatch(10)");
-            row("SqsMailbox, unbatched (from 1.)", pair[1], "msgs/s", 1.0);
-            row("SqsMailbox, batches of 10", batched, "msgs/s", batched / pair[1]);
-            verdict("batched / unbatched >= 4", batched / pair[1], 4);
+            Rounds.row("SqsMailbox, unbatched (from 1.)", pair[1], "msgs/s", 1.0);
+            Rounds.row("SqsMailbox, batches of 10", batched, "msgs/s", batched / pair[1]);
+            Rounds.verdict("batched / unbatched >= 4", batched / pair[1], 4);
         }
     }
 
@@ -124,41 +124,5 @@ public final class SqsHarness {
             n += got;
         }
         return n / ((System.nanoTime() - start) / 1e9);
-    }
-
-    private interface PairRound {
-        double[] run() throws Exception;
-    }
-
-    private double[] medianPair(PairRound r) throws Exception {
-        r.run();
-        double[][] results = new double[rounds][];
-        for (int i = 0; i < rounds; i++) {
-            results[i] = r.run();
-        }
-        Arrays.sort(results, (a, b) -> Double.compare(a[1] / a[0], b[1] / b[0]));
-        return results[rounds / 2];
-    }
-
-    private interface Round {
-        double run() throws Exception;
-    }
-
-    private double median(Round r) throws Exception {
-        r.run();
-        double[] results = new double[rounds];
-        for (int i = 0; i < rounds; i++) {
-            results[i] = r.run();
-        }
-        Arrays.sort(results);
-        return results[rounds / 2];
-    }
-
-    private static void row(String label, double value, String unit, double ratio) {
-        System.out.printf(Locale.ROOT, "   %-64s %,10.0f %-9s ratio %.3f%n", label, value, unit, ratio);
-    }
-
-    private static void verdict(String what, double value, double target) {
-        System.out.printf(Locale.ROOT, "   %-64s %s (%.3f)%n", what, value >= target ? "MET" : "MISSED", value);
     }
 }

@@ -1,9 +1,8 @@
 package dev.mailbox.sqs;
 
 import dev.mailbox.api.Limits;
-import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiptHandleExpiredException;
-import dev.mailbox.api.spi.Bodies;
+import dev.mailbox.api.spi.Delivery;
 import org.jspecify.annotations.Nullable;
 
 import java.time.Duration;
@@ -11,14 +10,8 @@ import java.time.Instant;
 import java.util.Map;
 
 /** One SQS delivery: the receipt handle SQS issued for it. */
-final class SqsMessage<T> implements Message<T> {
+final class SqsMessage<T> extends Delivery<T> {
     private final SqsMailbox<T> mailbox;
-    private final String id;
-    private final String receiptHandle;
-    private final int deliveryCount;
-    private final Instant enqueuedAt;
-    private final Map<String, String> attributes;
-    private final Object body; // T or a Bodies.Undecodable
     // SQS keeps a handle usable after ChangeMessageVisibility and after the visibility lapses; this
     // delivery enforces the contract's rule itself. The deadline is counted from before the receive
     // request left, with the un-rounded timeout, so it always ends no later than the server's.
@@ -27,44 +20,9 @@ final class SqsMessage<T> implements Message<T> {
 
     SqsMessage(SqsMailbox<T> mailbox, String id, String receiptHandle, int deliveryCount, Instant enqueuedAt,
                Map<String, String> attributes, Object body, long deadlineNanos) {
+        super(mailbox.name(), id, receiptHandle, deliveryCount, enqueuedAt, attributes, body);
         this.mailbox = mailbox;
-        this.id = id;
-        this.receiptHandle = receiptHandle;
-        this.deliveryCount = deliveryCount;
-        this.enqueuedAt = enqueuedAt;
-        this.attributes = attributes;
-        this.body = body;
         this.deadlineNanos = deadlineNanos;
-    }
-
-    @Override
-    public String id() {
-        return id;
-    }
-
-    @Override
-    public T body() {
-        return Bodies.bodyOrThrow(body, id, mailbox.name());
-    }
-
-    @Override
-    public String receiptHandle() {
-        return receiptHandle;
-    }
-
-    @Override
-    public int deliveryCount() {
-        return deliveryCount;
-    }
-
-    @Override
-    public Instant enqueuedAt() {
-        return enqueuedAt;
-    }
-
-    @Override
-    public Map<String, String> attributes() {
-        return attributes;
     }
 
     @Override
@@ -95,17 +53,12 @@ final class SqsMessage<T> implements Message<T> {
         String why = finished != null ? "this delivery was already " + finished
                 : System.nanoTime() - deadlineNanos >= 0 ? "its visibility timeout ended" : null;
         if (why != null) {
-            throw new ReceiptHandleExpiredException(receiptHandle, "receipt handle " + receiptHandle + " of message "
-                    + id + " in mailbox '" + mailbox.name() + "' is stale: " + why);
+            throw new ReceiptHandleExpiredException(receiptHandle(), "receipt handle " + receiptHandle() + " of message "
+                    + id() + " in mailbox '" + mailbox.name() + "' is stale: " + why);
         }
     }
 
     boolean belongsTo(SqsMailbox<?> m) {
         return mailbox == m;
-    }
-
-    @Override
-    public String toString() {
-        return "Message[id=" + id + ", mailbox=" + mailbox.name() + ", delivery=" + deliveryCount + "]";
     }
 }

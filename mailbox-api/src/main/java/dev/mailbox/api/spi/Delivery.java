@@ -1,0 +1,79 @@
+package dev.mailbox.api.spi;
+
+import dev.mailbox.api.Message;
+
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The immutable part of a {@link Message} as remote backends deliver it: everything but the three
+ * state-changing calls, which each backend implements.
+ *
+ * @param <T> the body type
+ */
+public abstract class Delivery<T> implements Message<T> {
+
+    private final String mailbox;
+    private final String id;
+    private final String receiptHandle;
+    private final int deliveryCount;
+    private final Instant enqueuedAt;
+    private final Map<String, String> attributes;
+    private final Object body;
+
+    /**
+     * @param mailbox       the mailbox's name, for messages
+     * @param id            the message's id
+     * @param receiptHandle this delivery's handle
+     * @param deliveryCount this delivery's number, from 1
+     * @param enqueuedAt    when the message was sent
+     * @param attributes    the message's attributes, unmodifiable
+     * @param body          the decoded body, or a {@link Bodies.Undecodable}
+     */
+    protected Delivery(String mailbox, String id, String receiptHandle, int deliveryCount, Instant enqueuedAt,
+                       Map<String, String> attributes, Object body) {
+        this.mailbox = Objects.requireNonNull(mailbox, "mailbox");
+        this.id = Objects.requireNonNull(id, "id");
+        this.receiptHandle = Objects.requireNonNull(receiptHandle, "receiptHandle");
+        this.deliveryCount = deliveryCount;
+        this.enqueuedAt = Objects.requireNonNull(enqueuedAt, "enqueuedAt");
+        this.attributes = Objects.requireNonNull(attributes, "attributes");
+        this.body = Objects.requireNonNull(body, "body");
+    }
+
+    @Override
+    public final String id() {
+        return id;
+    }
+
+    @Override
+    public final T body() {
+        return Bodies.bodyOrThrow(body, id, mailbox);
+    }
+
+    @Override
+    public final String receiptHandle() {
+        return receiptHandle;
+    }
+
+    @Override
+    public final int deliveryCount() {
+        return deliveryCount;
+    }
+
+    @Override
+    public final Instant enqueuedAt() {
+        return enqueuedAt;
+    }
+
+    @Override
+    public final Map<String, String> attributes() {
+        return attributes;
+    }
+
+    @Override
+    public String toString() {
+        return "Message[id=" + id + ", mailbox=" + mailbox + ", delivery=" + deliveryCount + "]";
+    }
+}
