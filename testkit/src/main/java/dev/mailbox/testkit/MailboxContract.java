@@ -1294,6 +1294,47 @@ public abstract class MailboxContract {
     class Concurrency {
 
         @Test
+        @DisplayName("threads racing to acknowledge the same delivery: exactly one succeeds, the rest are refused")
+        void racingAcknowledges() throws Exception {
+            Mailbox<String> m = newTextMailbox();
+            m.sendBatch(List.of("a", "b", "c", "d", "e"));
+            for (Message<String> msg : receiveAll(m, 5, LONG)) {
+                int racers = 4;
+                CountDownLatch start = new CountDownLatch(1);
+                AtomicInteger succeeded = new AtomicInteger();
+                AtomicInteger refused = new AtomicInteger();
+                List<Thread> threads = new ArrayList<>();
+                for (int i = 0; i < racers; i++) {
+                    Thread t = new Thread(() -> {
+                        try {
+                            start.await();
+                            msg.acknowledge();
+                            succeeded.incrementAndGet();
+                        } catch (ReceiptHandleExpiredException e) {
+                            refused.incrementAndGet();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+                    threads.add(t);
+                    t.start();
+                }
+                start.countDown();
+                for (Thread t : threads) {
+                    t.join(REAL_TIMEOUT.toMillis());
+                }
+                if (m.capabilities().detectsStaleAcknowledge()) {
+                    assertThat(succeeded.get()).as("acknowledges of %s that succeeded", msg.body()).isEqualTo(1);
+                    assertThat(refused.get()).isEqualTo(racers - 1);
+                } else {
+                    assertThat(succeeded.get() + refused.get()).isEqualTo(racers);
+                    assertThat(succeeded.get()).isPositive();
+                }
+            }
+            assertCount(m, 0);
+        }
+
+        @Test
         @DisplayName("with concurrent producers and consumers every message is acknowledged exactly once")
         void producersAndConsumers() throws Exception {
             Mailbox<String> m = newTextMailbox();
