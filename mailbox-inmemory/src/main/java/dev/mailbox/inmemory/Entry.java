@@ -1,5 +1,7 @@
 package dev.mailbox.inmemory;
 
+import org.jspecify.annotations.Nullable;
+
 import java.util.Map;
 
 /**
@@ -34,7 +36,7 @@ class Entry {
     }
 
     /** @return the id this message had before it was dead-lettered here, or null */
-    String originalId() {
+    @Nullable String originalId() {
         return null;
     }
 
@@ -42,10 +44,9 @@ class Entry {
     static final class DeadLettered extends Entry {
         private final String originalId;
 
-        DeadLettered(long seq, Entry from, String originalId, int deliveryCount) {
+        DeadLettered(long seq, Entry from, String originalId) {
             super(seq, from.payload, from.attributes, from.enqueuedAtMillis);
             this.originalId = originalId;
-            this.deliveryCount = deliveryCount;
         }
 
         @Override

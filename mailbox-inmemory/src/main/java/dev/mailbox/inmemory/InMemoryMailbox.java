@@ -438,7 +438,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
             long now = clock.nanoTime();
             promoteDue(now);
             // a dead letter is never refused for capacity: refusing would lose it
-            Entry e = new Entry.DeadLettered(nextSeq++, from, originalId, 0);
+            Entry e = new Entry.DeadLettered(nextSeq++, from, originalId);
             size++;
             makeReady(e);
         } finally {
