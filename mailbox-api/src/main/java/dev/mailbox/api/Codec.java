@@ -1,6 +1,7 @@
 package dev.mailbox.api;
 
 import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.nio.charset.StandardCharsets;
@@ -72,6 +73,20 @@ public interface Codec<T> {
         Objects.requireNonNull(mapper, "mapper");
         Objects.requireNonNull(type, "type");
         return new JsonCodec<>(mapper, mapper.constructType(type));
+    }
+
+    /**
+     * JSON through Jackson for a type built at run time, such as a generic record over a class the
+     * caller passes in ({@code TypeFactory.defaultInstance().constructParametricType(Box.class, item)}).
+     * Uses the same mapper as {@link #json(Class)}.
+     *
+     * @param type the type, built with Jackson's {@link com.fasterxml.jackson.databind.type.TypeFactory}
+     * @param <T>  the body type
+     * @return the codec
+     */
+    static <T> Codec<T> json(JavaType type) {
+        Objects.requireNonNull(type, "type");
+        return new JsonCodec<>(JsonCodec.defaultMapper(), type);
     }
 
     /**

@@ -93,6 +93,12 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,80}");
     private static final long MAX_WAIT_PER_CALL_SECONDS = 20;
+    /**
+     * How long before a receive's response the server is assumed to have handed its messages out. A long
+     * poll can wait many seconds before a message arrives, so counting visibility from the request's
+     * start would declare short-lived handles expired on arrival; SQS hands messages out as it answers.
+     */
+    private static final long HANDOUT_ALLOWANCE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final String name;
     private final Codec<T> codec;
@@ -203,8 +209,9 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                     .messageSystemAttributeNames(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT,
                             MessageSystemAttributeName.SENT_TIMESTAMP)));
             if (response.hasMessages() && !response.messages().isEmpty()) {
+                long handedOut = Math.max(requestStart, System.nanoTime() - HANDOUT_ALLOWANCE_NANOS);
                 List<Message<T>> out = new ArrayList<>(response.messages().size());
-                response.messages().forEach(m -> out.add(incoming(m, requestStart + visibilityNanos)));
+                response.messages().forEach(m -> out.add(incoming(m, handedOut + visibilityNanos)));
                 return out;
             }
             if (closed || deadline - System.nanoTime() <= 0) {
@@ -350,7 +357,8 @@ public final class SqsMailbox<T> implements Mailbox<T> {
             byte[] bytes = base64 ? Base64.getDecoder().decode(m.body()) : m.body().getBytes(StandardCharsets.UTF_8);
             body = Bodies.decode(codec, bytes);
         } catch (IllegalArgumentException e) {
-            body = new Bodies.Undecodable("body is not valid base64: " + e.getMessage(), e);
+            body = new Bodies.Undecodable("body is not valid base64: " + e.getMessage(), e,
+                    m.body().getBytes(StandardCharsets.UTF_8));
         }
         Map<MessageSystemAttributeName, String> system = m.attributes();
         int count = Integer.parseInt(system.getOrDefault(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT, "1"));

@@ -13,8 +13,9 @@ import java.util.Map;
 final class SqsMessage<T> extends Delivery<T> {
     private final SqsMailbox<T> mailbox;
     // SQS keeps a handle usable after ChangeMessageVisibility and after the visibility lapses; this
-    // delivery enforces the contract's rule itself. The deadline is counted from before the receive
-    // request left, with the un-rounded timeout, so it always ends no later than the server's.
+    // delivery enforces the contract's rule itself. The deadline is counted, with the un-rounded
+    // timeout, from shortly before the receive's response (never before its request left), which is
+    // when SQS hands messages out; after an extend, from before the extend request left.
     private long deadlineNanos;
     private @Nullable String finished;
 

@@ -1,21 +1,17 @@
 package dev.mailbox.sqs;
 
-import org.elasticmq.rest.sqs.SQSRestServer;
-import org.elasticmq.rest.sqs.SQSRestServerBuilder;
+import dev.mailbox.testkit.sqs.ElasticMqServer;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
 
-import java.net.InetSocketAddress;
 import java.net.URI;
 
 /** One embedded ElasticMQ server on a free loopback port for the whole test JVM. */
 final class SharedElasticMq {
 
-    private static SQSRestServer server;
-    private static URI endpoint;
     private static SqsClient client;
 
     private SharedElasticMq() {
@@ -23,21 +19,13 @@ final class SharedElasticMq {
 
     static synchronized SqsClient client() {
         if (client == null) {
-            server = SQSRestServerBuilder.withInterface("127.0.0.1").withDynamicPort().start();
-            InetSocketAddress address = server.waitUntilStarted().localAddress();
-            endpoint = URI.create("http://127.0.0.1:" + address.getPort());
-            client = newClient(endpoint);
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                client.close();
-                server.stopAndWait();
-            }, "elasticmq-stop"));
+            client = newClient(ElasticMqServer.shared().endpoint());
         }
         return client;
     }
 
-    static synchronized URI endpoint() {
-        client();
-        return endpoint;
+    static URI endpoint() {
+        return ElasticMqServer.shared().endpoint();
     }
 
     static SqsClient newClient(URI endpoint) {

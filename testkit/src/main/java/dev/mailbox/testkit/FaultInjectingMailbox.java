@@ -151,7 +151,7 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
      * @return the synthetic message
      */
     public InjectedMessage<T> inject(T body) {
-        InjectedMessage<T> m = new InjectedMessage<>(Objects.requireNonNull(body, "body"), null);
+        InjectedMessage<T> m = new InjectedMessage<>(Objects.requireNonNull(body, "body"), null, null);
         synchronized (this) {
             injected.add(m);
         }
@@ -166,7 +166,20 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
      * @return the synthetic message
      */
     public InjectedMessage<T> injectUndecodable(String reason) {
-        InjectedMessage<T> m = new InjectedMessage<>(null, Objects.requireNonNull(reason, "reason"));
+        return injectUndecodable(reason, null);
+    }
+
+    /**
+     * Like {@link #injectUndecodable(String)}, with the stored bytes that the exception carries
+     * (see {@link SerializationException#undecodableBody()}).
+     *
+     * @param reason      the decoding error's message
+     * @param storedBytes the bytes the codec could not read, or null
+     * @return the synthetic message
+     */
+    public InjectedMessage<T> injectUndecodable(String reason, byte @Nullable [] storedBytes) {
+        InjectedMessage<T> m = new InjectedMessage<>(null, Objects.requireNonNull(reason, "reason"),
+                storedBytes == null ? null : storedBytes.clone());
         synchronized (this) {
             injected.add(m);
         }
@@ -347,13 +360,15 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
         private final String id = "injected-" + UUID.randomUUID();
         private final @Nullable T body;
         private final @Nullable String decodeError;
+        private final byte @Nullable [] storedBytes;
         private final Instant enqueuedAt = Instant.now();
         private volatile boolean acknowledged;
         private final AtomicInteger nacks = new AtomicInteger();
 
-        private InjectedMessage(@Nullable T body, @Nullable String decodeError) {
+        private InjectedMessage(@Nullable T body, @Nullable String decodeError, byte @Nullable [] storedBytes) {
             this.body = body;
             this.decodeError = decodeError;
+            this.storedBytes = storedBytes;
         }
 
         @Override
@@ -365,7 +380,7 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
         public T body() {
             if (decodeError != null) {
                 throw new SerializationException("injected undecodable message " + id + ": " + decodeError,
-                        null);
+                        null, storedBytes);
             }
             return Objects.requireNonNull(body);
         }

@@ -1118,7 +1118,10 @@ public abstract class MailboxContract {
             Message<String> good = got.stream().filter(MailboxContract::decodes).findFirst().orElseThrow();
             assertThat(good.body()).isEqualTo("good");
             assertThatThrownBy(bad::body).isInstanceOf(SerializationException.class)
-                    .hasMessageContaining("decode");
+                    .hasMessageContaining("decode")
+                    .satisfies(e -> assertThat(((SerializationException) e).undecodableBody())
+                            .as("the stored bytes travel with the decoding failure")
+                            .isEqualTo(POISON.getBytes(StandardCharsets.UTF_8)));
             good.acknowledge();
             bad.nack();
 

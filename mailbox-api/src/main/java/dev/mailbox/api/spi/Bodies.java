@@ -22,10 +22,14 @@ public final class Bodies {
      * Why a stored body could not be decoded; kept in place of the body so that the message is still
      * delivered and {@code Message.body()} can throw.
      *
+     * <p>The array is held, not copied: it is the stored body, kept only to hand to
+     * {@link SerializationException#undecodableBody()}.
+     *
      * @param reason the codec's message
      * @param cause  the codec's exception, if any
+     * @param bytes  the stored bytes that could not be decoded
      */
-    public record Undecodable(@Nullable String reason, @Nullable Throwable cause) {
+    public record Undecodable(@Nullable String reason, @Nullable Throwable cause, byte[] bytes) {
     }
 
     /**
@@ -74,9 +78,9 @@ public final class Bodies {
     public static <T> Object decode(Codec<T> codec, byte[] bytes) {
         try {
             T body = codec.decode(bytes);
-            return body != null ? body : new Undecodable("codec " + codec + " returned null", null);
+            return body != null ? body : new Undecodable("codec " + codec + " returned null", null, bytes);
         } catch (RuntimeException e) {
-            return new Undecodable(e.getMessage(), e);
+            return new Undecodable(e.getMessage(), e, bytes);
         }
     }
 
@@ -94,7 +98,7 @@ public final class Bodies {
     public static <T> T bodyOrThrow(Object decoded, String messageId, String mailbox) {
         if (decoded instanceof Undecodable u) {
             throw new SerializationException("body of message " + messageId + " in mailbox '" + mailbox
-                    + "' cannot be decoded: " + u.reason(), u.cause());
+                    + "' cannot be decoded: " + u.reason(), u.cause(), u.bytes());
         }
         return (T) decoded;
     }

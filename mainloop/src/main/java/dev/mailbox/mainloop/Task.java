@@ -1,0 +1,372 @@
+package dev.mailbox.mainloop;
+
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.api.MailboxException;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiptHandleExpiredException;
+import dev.mailbox.api.SerializationException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One received request, from receipt to acknowledgement, on a worker thread.
+ *
+ * <p>State: RUNNING until it starts to answer (COMMITTED) or the run gives it up at shutdown
+ * (ABANDONED); whichever comes first wins, so an abandoned request is never answered by this runner
+ * and a request being answered is never handed back.
+ */
+final class Task<Req, Res> implements Runnable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(MainLoop.class);
+    private static final int RUNNING = 0;
+    private static final int COMMITTED = 1;
+    private static final int ABANDONED = 2;
+
+    private final Run<Req, Res> run;
+    private final MainLoop<Req, Res> loop;
+    private final Message<MainLoopRequest<Req>> message;
+    private final AtomicInteger state = new AtomicInteger(RUNNING);
+    private final ScheduledFuture<?> extender;
+
+    private @Nullable Thread thread; // guarded by this
+    private boolean interruptible; // guarded by this: in the handler or waiting for a duplicate
+    private boolean deadlineHit; // guarded by this
+
+    Task(Run<Req, Res> run, Message<MainLoopRequest<Req>> message) {
+        this.run = run;
+        this.loop = run.loop;
+        this.message = message;
+        long period = Math.max(TimeUnit.MILLISECONDS.toNanos(50), loop.receiveOptions.visibilityTimeout().toNanos() / 3);
+        this.extender = run.timers.scheduleAtFixedRate(this::extend, period, period, TimeUnit.NANOSECONDS);
+    }
+
+    String messageId() {
+        return message.id();
+    }
+
+    @Override
+    public void run() {
+        synchronized (this) {
+            thread = Thread.currentThread();
+        }
+        try {
+            process();
+        } catch (RuntimeException | Error e) {
+            // not acknowledged: the request comes back when its visibility timeout lapses
+            LOG.error("request message {} in '{}' failed unexpectedly", message.id(), loop.name(), e);
+        } finally {
+            extender.cancel(false);
+            synchronized (this) {
+                thread = null;
+                interruptible = false;
+                Thread.interrupted();
+            }
+            run.tasks.remove(this);
+            run.slots.release(1);
+        }
+    }
+
+    /** Called by the run at shutdown; true if this request was handed back. */
+    boolean abandon() {
+        if (!state.compareAndSet(RUNNING, ABANDONED)) {
+            return false;
+        }
+        extender.cancel(false);
+        MainLoop.nackQuietly(message, Duration.ZERO);
+        synchronized (this) {
+            if (interruptible && thread != null) {
+                thread.interrupt();
+            }
+        }
+        return true;
+    }
+
+    private void process() {
+        MainLoopRequest<Req> request;
+        try {
+            request = message.body();
+        } catch (SerializationException e) {
+            deadLetter(null, e.undecodableBody(), new MainLoopError(MainLoopError.UNDECODABLE, e.getMessage()));
+            return;
+        }
+        Instant now = loop.time.now();
+        loop.metrics.queueWait(Duration.between(message.enqueuedAt(), now));
+        int max = loop.retry.maxDeliveries();
+        if (message.deliveryCount() > max) {
+            deadLetter(request, null, new MainLoopError(MainLoopError.DELIVERY_LIMIT_EXCEEDED,
+                    "delivered " + message.deliveryCount() + " times; the retry policy allows " + max));
+            return;
+        }
+        String id = request.requestId();
+        MainLoopResult<Res> known = loop.completed.getIfPresent(id);
+        if (known != null) {
+            loop.metrics.outcome("duplicate");
+            answer(request, known);
+            return;
+        }
+        MainLoop.Attempt<Res> mine = new MainLoop.Attempt<>();
+        MainLoop.Attempt<Res> first = loop.running.putIfAbsent(id, mine);
+        if (first != null) {
+            loop.metrics.outcome("duplicate");
+            answerAfter(request, first);
+            return;
+        }
+        MainLoopResult<Res> result = null;
+        try {
+            result = execute(request, now);
+        } finally {
+            loop.running.remove(id, mine);
+            mine.finish(result);
+        }
+    }
+
+    /** Runs the handler; returns the final result, or null if the request was retried, dead-lettered or abandoned. */
+    private @Nullable MainLoopResult<Res> execute(MainLoopRequest<Req> request, Instant now) {
+        String id = request.requestId();
+        if (request.deadline() != null && !now.isBefore(request.deadline())) {
+            loop.metrics.outcome("deadline_exceeded");
+            return complete(request, MainLoopResult.failure(id, new MainLoopError(MainLoopError.DEADLINE_EXCEEDED,
+                    "deadline " + request.deadline() + " had passed when the request was received at " + now), now));
+        }
+        Instant limit = request.deadline();
+        if (request.budget() != null) {
+            Instant byBudget = now.plus(request.budget());
+            limit = limit == null || byBudget.isBefore(limit) ? byBudget : limit;
+        }
+        ScheduledFuture<?> timer = limit == null ? null
+                : run.timers.schedule(this::deadlineReached, Math.max(0, Duration.between(now, limit).toNanos()),
+                TimeUnit.NANOSECONDS);
+        @Nullable Res response = null;
+        Exception failure = null;
+        boolean late;
+        long start = System.nanoTime();
+        synchronized (this) {
+            if (state.get() != RUNNING) {
+                return null;
+            }
+            interruptible = true;
+        }
+        try {
+            response = loop.handler.handle(request);
+        } catch (Exception e) {
+            failure = e;
+        } finally {
+            if (timer != null) {
+                timer.cancel(false);
+            }
+            synchronized (this) {
+                interruptible = false;
+                late = deadlineHit;
+                Thread.interrupted();
+            }
+            loop.metrics.handlerTime(System.nanoTime() - start);
+        }
+        if (state.get() == ABANDONED) {
+            return null;
+        }
+        Instant done = loop.time.now();
+        if (failure == null) {
+            loop.metrics.outcome("success");
+            return complete(request, MainLoopResult.success(id, response, done));
+        }
+        loop.metrics.failure(failure);
+        if (late) {
+            loop.metrics.outcome("deadline_exceeded");
+            return complete(request, MainLoopResult.failure(id, new MainLoopError(MainLoopError.DEADLINE_EXCEEDED,
+                    "the handler was interrupted at " + limit + " (deadline " + request.deadline() + ", budget "
+                            + request.budget() + ") and failed: " + MainLoopError.of(failure).type()), done));
+        }
+        if (loop.retry.isRetryable(failure)) {
+            if (message.deliveryCount() >= loop.retry.maxDeliveries()) {
+                deadLetter(request, null, MainLoopError.of(failure));
+            } else if (commit()) {
+                loop.metrics.outcome("retried");
+                Duration backoff = loop.retry.backoff(message.deliveryCount());
+                LOG.debug("request {} failed on delivery {}, retrying in {}: {}", id, message.deliveryCount(),
+                        backoff, failure.toString());
+                MainLoop.nackQuietly(message, backoff);
+            }
+            return null;
+        }
+        loop.metrics.outcome("error");
+        return complete(request, MainLoopResult.failure(id, MainLoopError.of(failure), done));
+    }
+
+    /** Remembers a final result and answers with it. */
+    private MainLoopResult<Res> complete(MainLoopRequest<Req> request, MainLoopResult<Res> result) {
+        loop.completed.put(request.requestId(), result);
+        answer(request, result);
+        return result;
+    }
+
+    /** A duplicate of a request running right now: wait for it, then answer the same way. */
+    private void answerAfter(MainLoopRequest<Req> request, MainLoop.Attempt<Res> first) {
+        MainLoopResult<Res> result;
+        synchronized (this) {
+            interruptible = true;
+        }
+        try {
+            result = first.future().get();
+        } catch (InterruptedException e) {
+            return; // abandoned at shutdown
+        } catch (ExecutionException e) {
+            result = null;
+        } finally {
+            synchronized (this) {
+                interruptible = false;
+                Thread.interrupted();
+            }
+        }
+        if (result != null) {
+            answer(request, result);
+        } else if (commit()) {
+            // the first copy was retried or dead-lettered; this one goes back the same way
+            MainLoop.nackQuietly(message, loop.retry.backoff(message.deliveryCount()));
+        }
+    }
+
+    /** Sends the result, then acknowledges; if the send fails, the request comes back after a backoff. */
+    private void answer(MainLoopRequest<Req> request, MainLoopResult<Res> result) {
+        if (!commit()) {
+            return;
+        }
+        Mailbox<MainLoopResult<Res>> target;
+        try {
+            target = loop.replyTarget(request.replyTo());
+        } catch (MailboxException e) {
+            if (e.isRetryable()) {
+                replyFailed(request, e);
+                return;
+            }
+            target = null;
+        } catch (RuntimeException e) {
+            target = null;
+        }
+        if (target == null) {
+            deadLetter(request, null, new MainLoopError(MainLoopError.NO_REPLY_ROUTE,
+                    "cannot open reply-to mailbox '" + request.replyTo() + "'"));
+            return;
+        }
+        try {
+            target.send(result);
+        } catch (RuntimeException e) {
+            replyFailed(request, e);
+            return;
+        }
+        acknowledge();
+    }
+
+    private void replyFailed(MainLoopRequest<Req> request, RuntimeException e) {
+        loop.metrics.outcome("reply_failed");
+        Duration backoff = loop.retry.backoff(message.deliveryCount());
+        LOG.warn("result of request {} could not be sent; the request comes back in {}: {}", request.requestId(),
+                backoff, e.toString());
+        MainLoop.nackQuietly(message, backoff);
+    }
+
+    /**
+     * Gives a request up: keeps it in the dead-letter mailbox (if any), answers it with the error (if
+     * it can be answered) and acknowledges it. A request that could be neither kept nor answered is put
+     * back with the longest backoff rather than dropped.
+     */
+    private void deadLetter(@Nullable MainLoopRequest<Req> request, byte @Nullable [] raw, MainLoopError error) {
+        if (!commit()) {
+            return;
+        }
+        Instant now = loop.time.now();
+        if (loop.deadLetters != null) {
+            try {
+                loop.deadLetters.send(new DeadLetter<>(message.id(), loop.name(), request, raw,
+                        message.deliveryCount(), error, now));
+            } catch (RuntimeException e) {
+                LOG.warn("dead letter for message {} could not be sent; it comes back later: {}", message.id(),
+                        e.toString());
+                MainLoop.nackQuietly(message, loop.retry.backoff(message.deliveryCount()));
+                return;
+            }
+        }
+        boolean answered = false;
+        if (request != null) {
+            MainLoopResult<Res> result = MainLoopResult.failure(request.requestId(), error, now);
+            loop.completed.put(request.requestId(), result);
+            answered = sendQuietly(request, result);
+        }
+        if (loop.deadLetters == null && !answered) {
+            loop.metrics.outcome("undeliverable");
+            LOG.error("message {} in '{}' can be neither answered nor dead-lettered ({}: {}); it is put back for {}"
+                            + " so that it is not lost; configure deadLetters(...) to set such requests aside",
+                    message.id(), loop.name(), error.type(), error.message(), loop.retry.maxBackoff());
+            MainLoop.nackQuietly(message, loop.retry.maxBackoff());
+            return;
+        }
+        loop.metrics.outcome("dead_lettered");
+        LOG.warn("message {} in '{}' dead-lettered after {} deliveries: {}: {}", message.id(), loop.name(),
+                message.deliveryCount(), error.type(), error.message());
+        acknowledge();
+    }
+
+    private boolean sendQuietly(MainLoopRequest<Req> request, MainLoopResult<Res> result) {
+        try {
+            Mailbox<MainLoopResult<Res>> target = loop.replyTarget(request.replyTo());
+            if (target != null) {
+                target.send(result);
+                return true;
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("error result of dead-lettered request {} could not be sent: {}", request.requestId(),
+                    e.toString());
+        }
+        return false;
+    }
+
+    private void acknowledge() {
+        try {
+            message.acknowledge();
+        } catch (ReceiptHandleExpiredException e) {
+            LOG.warn("request message {} in '{}' was answered but its handle had expired; if it comes back it is"
+                    + " answered from memory: {}", message.id(), loop.name(), e.getMessage());
+        } catch (RuntimeException e) {
+            LOG.warn("acknowledging request message {} in '{}' failed; if it comes back it is answered from memory:"
+                    + " {}", message.id(), loop.name(), e.toString());
+        }
+    }
+
+    private boolean commit() {
+        return state.compareAndSet(RUNNING, COMMITTED) || state.get() == COMMITTED;
+    }
+
+    private void extend() {
+        if (state.get() == ABANDONED) {
+            extender.cancel(false);
+            return;
+        }
+        try {
+            message.extendVisibility(loop.receiveOptions.visibilityTimeout());
+        } catch (ReceiptHandleExpiredException e) {
+            extender.cancel(false);
+            if (state.get() != RUNNING) {
+                return; // answered (or handed back) between the check and the call
+            }
+            LOG.warn("request message {} in '{}' became visible again while running (another runner may take it):"
+                    + " {}", message.id(), loop.name(), e.getMessage());
+        } catch (RuntimeException e) {
+            LOG.debug("extending request message {} failed; trying again: {}", message.id(), e.toString());
+        }
+    }
+
+    private void deadlineReached() {
+        synchronized (this) {
+            deadlineHit = true;
+            if (interruptible && thread != null) {
+                thread.interrupt();
+            }
+        }
+    }
+}
