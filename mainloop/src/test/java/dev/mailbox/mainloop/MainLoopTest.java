@@ -1,0 +1,284 @@
+package dev.mailbox.mainloop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.api.MailboxClosedException;
+import dev.mailbox.api.MailboxUnavailableException;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.inmemory.InMemoryMailbox;
+import dev.mailbox.mainloop.Shop.Order;
+import dev.mailbox.mainloop.Shop.Quote;
+import dev.mailbox.testkit.CollectingMailbox;
+import dev.mailbox.testkit.FaultInjectingMailbox;
+import dev.mailbox.testkit.Threads;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** MainLoop and MainLoopClient details that do not depend on the backend, on in-memory mailboxes. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class MainLoopTest {
+
+    private static InMemoryMailbox<MainLoopRequest<Order>> requests() {
+        return InMemoryMailbox.builder("requests", Shop.REQUESTS).build();
+    }
+
+    @Test
+    @DisplayName("as users test a runner: CollectingMailbox records the result of one iteration")
+    void withCollectingMailbox() {
+        var requests = requests();
+        CollectingMailbox<MainLoopResult<Quote>> responses = new CollectingMailbox<>("responses");
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price))
+                .responses(responses).waitTime(Duration.ZERO).build();
+
+        MainLoopRequest<Order> request = MainLoopRequest.of(new Order("cherry", 8));
+        requests.send(request);
+        assertThat(loop.run(1)).isEqualTo(1);
+
+        assertThat(responses.sentCount()).isEqualTo(1);
+        MainLoopResult<Quote> result = responses.lastBody();
+        assertThat(result.requestId()).isEqualTo(request.requestId());
+        assertThat(result.ok()).isTrue();
+        assertThat(result.response()).isEqualTo(new Quote("cherry", 8, 1000));
+        assertThat(requests.approximateCount()).isZero();
+    }
+
+    @Test
+    @DisplayName("envelopes survive JSON both ways, with and without optional fields")
+    void envelopesRoundTrip() {
+        MainLoopRequest<Order> full = MainLoopRequest.of(new Order("x", 1)).withDeadline(Instant.parse("2030-01-01T00:00:00Z"))
+                .withBudget(Duration.ofSeconds(3)).withReplyTo("replies");
+        MainLoopRequest<Order> bare = MainLoopRequest.of(new Order("y", 2));
+        for (MainLoopRequest<Order> r : List.of(full, bare)) {
+            assertThat(Shop.REQUESTS.decode(Shop.REQUESTS.encode(r))).isEqualTo(r);
+        }
+        MainLoopResult<Quote> ok = MainLoopResult.success("id", new Quote("x", 1, 125), Instant.now());
+        MainLoopResult<Quote> failed = MainLoopResult.failure("id", new MainLoopError("t", "m"), Instant.now());
+        for (MainLoopResult<Quote> r : List.of(ok, failed)) {
+            assertThat(Shop.RESULTS.decode(Shop.RESULTS.encode(r))).isEqualTo(r);
+        }
+        assertThat(new String(Shop.RESULTS.encode(ok), StandardCharsets.UTF_8)).doesNotContain("ok\"");
+        DeadLetter<Order> letter = new DeadLetter<>("m", "requests", null, new byte[] {1, 2, 3}, 2,
+                new MainLoopError("t", "m"), Instant.now());
+        DeadLetter<Order> back = Shop.DEAD_LETTERS.decode(Shop.DEAD_LETTERS.encode(letter));
+        assertThat(back.rawBody()).containsExactly(1, 2, 3);
+        assertThat(back.error()).isEqualTo(letter.error());
+    }
+
+    @Test
+    @DisplayName("bad arguments are refused with messages that name them")
+    void validation() {
+        var requests = requests();
+        assertThatThrownBy(() -> MainLoop.builder(requests, RequestHandler.ofBody(Shop::price)).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("responses(...) or replyTo(...)");
+        var builder = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price));
+        assertThatThrownBy(() -> builder.concurrency(0)).hasMessageContaining("concurrency");
+        assertThatThrownBy(() -> builder.receiveBatch(11)).hasMessageContaining("receiveBatch");
+        assertThatThrownBy(() -> builder.visibilityTimeout(Duration.ZERO)).hasMessageContaining("visibilityTimeout");
+        assertThatThrownBy(() -> builder.rememberCompleted(-1, Duration.ofMinutes(1))).hasMessageContaining("maxEntries");
+        assertThatThrownBy(() -> RetryPolicy.defaults().withMaxDeliveries(0)).hasMessageContaining("maxDeliveries");
+        assertThatThrownBy(() -> RetryPolicy.defaults().withBackoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(1)))
+                .hasMessageContaining("longer than the max");
+        assertThatThrownBy(() -> RetryPolicy.defaults().withBackoff(Duration.ZERO, 0.5, Duration.ZERO))
+                .hasMessageContaining("multiplier");
+        assertThatThrownBy(() -> MainLoopRequest.of(new Order("x", 1)).withRequestId(" ")).hasMessageContaining("requestId");
+        assertThatThrownBy(() -> MainLoopRequest.of(new Order("x", 1)).withBudget(Duration.ZERO)).hasMessageContaining("budget");
+        assertThatThrownBy(() -> new MainLoopResult<>("id", "r", new MainLoopError("t", ""), Instant.now()))
+                .hasMessageContaining("not both");
+        MainLoop<Order, Quote> loop = builder.responses(new CollectingMailbox<>("r")).build();
+        assertThatThrownBy(() -> loop.run(0)).hasMessageContaining("maxIterations");
+        loop.close();
+        assertThatThrownBy(loop::run).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    }
+
+    @Test
+    @DisplayName("backoff grows by the multiplier from the first failed delivery and stops at the max")
+    void backoff() {
+        RetryPolicy p = RetryPolicy.defaults().withBackoff(Duration.ofMillis(100), 3, Duration.ofSeconds(2));
+        assertThat(List.of(p.backoff(1), p.backoff(2), p.backoff(3), p.backoff(4), p.backoff(50)))
+                .containsExactly(Duration.ofMillis(100), Duration.ofMillis(300), Duration.ofMillis(900),
+                        Duration.ofSeconds(2), Duration.ofSeconds(2));
+        assertThat(RetryPolicy.defaults().isRetryable(new MailboxUnavailableException("x", true, null))).isTrue();
+        assertThat(RetryPolicy.defaults().isRetryable(new IllegalStateException())).isFalse();
+        assertThat(RetryPolicy.never().isRetryable(new MailboxUnavailableException("x", true, null))).isFalse();
+    }
+
+    @Test
+    @DisplayName("a loop runs on one thread at a time; run(n) returns after n receives and the work they brought")
+    void oneRunAtATime() throws Exception {
+        var requests = requests();
+        var responses = new CollectingMailbox<MainLoopResult<Quote>>("responses");
+        CountDownLatch inHandler = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
+            inHandler.countDown();
+            release.await();
+            return Shop.price(r.body());
+        }).responses(responses).waitTime(Duration.ofSeconds(5)).build();
+        requests.send(MainLoopRequest.of(new Order("a", 1)));
+        CompletableFuture<Long> first = CompletableFuture.supplyAsync(() -> loop.run(1));
+        assertThat(inHandler.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThatThrownBy(() -> loop.run(1)).isInstanceOf(IllegalStateException.class).hasMessageContaining("already running");
+        assertThat(first).isNotDone(); // run(1) waits for the request it took
+        release.countDown();
+        assertThat(first.get(30, TimeUnit.SECONDS)).isEqualTo(1);
+        assertThat(responses.sentCount()).isEqualTo(1);
+        loop.close();
+    }
+
+    @Test
+    @DisplayName("the shutdown hook stops a running loop and lets run() return")
+    void shutdownHook() throws Exception {
+        var requests = requests();
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price))
+                .responses(new CollectingMailbox<>("r")).waitTime(Duration.ofMinutes(5)).build();
+        CompletableFuture<Long> run = new CompletableFuture<>();
+        Thread runner = new Thread(() -> run.complete(loop.run()));
+        runner.start();
+        Threads.awaitParkedIn(runner, e -> e.getClassName().endsWith("InMemoryMailbox"), Duration.ofSeconds(30));
+        Thread hook = loop.shutdownHook();
+        hook.start();
+        hook.join(30_000);
+        assertThat(run.get(30, TimeUnit.SECONDS)).isZero();
+        assertThatThrownBy(loop::run).hasMessageContaining("closed");
+    }
+
+    @Test
+    @DisplayName("a reply-to names the mailbox the result goes to; one that cannot be opened is dead-lettered")
+    void replyRouting() {
+        var requests = requests();
+        var fallback = new CollectingMailbox<MainLoopResult<Quote>>("fallback");
+        var elsewhere = new CollectingMailbox<MainLoopResult<Quote>>("elsewhere");
+        var dead = new CollectingMailbox<DeadLetter<Order>>("dead");
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price))
+                .responses(fallback).deadLetters(dead).waitTime(Duration.ZERO).concurrency(4)
+                .replyTo(name -> {
+                    if (name.equals("elsewhere")) {
+                        return elsewhere;
+                    }
+                    throw new IllegalArgumentException("no mailbox " + name);
+                }).build();
+
+        requests.send(MainLoopRequest.of(new Order("to-fallback", 1)));
+        requests.send(MainLoopRequest.of(new Order("to-fallback-by-name", 1)).withReplyTo("fallback"));
+        requests.send(MainLoopRequest.of(new Order("to-elsewhere", 1)).withReplyTo("elsewhere"));
+        MainLoopRequest<Order> lost = MainLoopRequest.of(new Order("nowhere", 1)).withReplyTo("nowhere");
+        requests.send(lost);
+        assertThat(loop.run(1)).isEqualTo(4);
+
+        assertThat(fallback.bodies()).extracting(r -> r.response().item())
+                .containsExactlyInAnyOrder("to-fallback", "to-fallback-by-name");
+        assertThat(elsewhere.bodies()).extracting(r -> r.response().item()).containsExactly("to-elsewhere");
+        assertThat(dead.bodies()).singleElement().satisfies(d -> {
+            assertThat(d.request()).isEqualTo(lost);
+            assertThat(d.error().type()).isEqualTo(MainLoopError.NO_REPLY_ROUTE);
+        });
+        assertThat(requests.approximateCount()).isZero();
+        loop.close();
+    }
+
+    @Test
+    @DisplayName("without a dead-letter mailbox an undecodable request is put back with the longest backoff, not lost")
+    void undecodableWithoutDeadLetters() {
+        FaultInjectingMailbox<MainLoopRequest<Order>> requests = FaultInjectingMailbox.wrap(requests());
+        var poison = requests.injectUndecodable("garbage");
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price))
+                .responses(new CollectingMailbox<>("r")).waitTime(Duration.ZERO).build();
+        assertThat(loop.run(1)).isEqualTo(1);
+        assertThat(poison.acknowledged()).isFalse();
+        assertThat(poison.nacks()).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("a client call times out with RequestTimeoutException; its request carries the deadline")
+    void clientTimeout() throws Exception {
+        var requests = requests();
+        var client = MainLoopClient.builder(requests,
+                name -> InMemoryMailbox.builder(name, Shop.RESULTS).build()).receiveWait(Duration.ofMillis(200)).build();
+        try (client) {
+            Instant before = Instant.now();
+            CompletableFuture<Quote> call = client.call(new Order("slow", 1), Duration.ofMillis(200));
+            assertThatThrownBy(() -> call.get(30, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                    .cause().isInstanceOf(RequestTimeoutException.class).hasMessageContaining("within PT0.2S");
+            Message<MainLoopRequest<Order>> sent = requests.receive().get(0);
+            assertThat(sent.body().replyTo()).isEqualTo(client.responseMailboxName());
+            assertThat(sent.body().deadline()).isBetween(before.plusMillis(200), Instant.now().plusMillis(200));
+            assertThat(client.pendingCalls()).isZero();
+        }
+    }
+
+    @Test
+    @DisplayName("closing a client fails its pending calls and cleans up its response mailbox")
+    void clientClose() {
+        var requests = requests();
+        AtomicInteger cleaned = new AtomicInteger();
+        var opened = new Mailbox[1];
+        var client = MainLoopClient.<Order, Quote>builder(requests, name -> {
+            var m = InMemoryMailbox.builder(name, Shop.RESULTS).build();
+            opened[0] = m;
+            return m;
+        }).cleanup(m -> {
+            cleaned.incrementAndGet();
+            m.purge();
+        }).receiveWait(Duration.ofSeconds(10)).build();
+        assertThat(client.responseMailboxName()).startsWith("requests-reply-");
+        CompletableFuture<Quote> pending = client.call(new Order("never", 1));
+        client.close();
+        assertThat(pending).isCompletedExceptionally();
+        assertThatThrownBy(pending::join).cause().isInstanceOf(MailboxClosedException.class);
+        assertThat(cleaned).hasValue(1);
+        assertThatThrownBy(() -> opened[0].send(MainLoopResult.success("x", null, Instant.now())))
+                .isInstanceOf(MailboxClosedException.class);
+        assertThat(client.call(new Order("after", 1))).isCompletedExceptionally();
+        assertThatThrownBy(() -> client.call(MainLoopRequest.of(new Order("x", 1)).withReplyTo("other"), Duration.ofSeconds(1)))
+                .hasMessageContaining("reply-to 'other'");
+    }
+
+    @Test
+    @DisplayName("results with no waiting call (late or duplicated) are acknowledged and dropped")
+    void strayResults() throws Exception {
+        var requests = requests();
+        InMemoryMailbox<MainLoopResult<Quote>>[] box = new InMemoryMailbox[1];
+        var client = MainLoopClient.<Order, Quote>builder(requests, name -> box[0] = InMemoryMailbox.builder(name, Shop.RESULTS).build())
+                .receiveWait(Duration.ofMillis(100)).build();
+        try (client) {
+            box[0].send(MainLoopResult.success("nobody-waits", new Quote("x", 1, 1), Instant.now()));
+            MainLoopRequest<Order> r = MainLoopRequest.of(new Order("real", 1));
+            CompletableFuture<Quote> call = client.call(r, Duration.ofSeconds(30));
+            box[0].send(MainLoopResult.success(r.requestId(), new Quote("real", 1, 125), Instant.now()));
+            assertThat(call.get(30, TimeUnit.SECONDS).cents()).isEqualTo(125);
+            // the stray one was taken and acknowledged too, or the count would not reach zero
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (box[0].approximateCount() != 0 && System.nanoTime() < until) {
+                Thread.sleep(10);
+            }
+            assertThat(box[0].approximateCount()).isZero();
+        }
+    }
+
+    @Test
+    @DisplayName("a handler may return null (a Void response) and the caller gets null")
+    void nullResponse() throws Exception {
+        var requests = requests();
+        var responses = new CollectingMailbox<MainLoopResult<Quote>>("responses");
+        MainLoop<Order, Quote> loop = MainLoop.<Order, Quote>builder(requests, r -> null)
+                .responses(responses).waitTime(Duration.ZERO).build();
+        requests.send(MainLoopRequest.of(new Order("void", 1)));
+        loop.run(1);
+        assertThat(responses.lastBody().ok()).isTrue();
+        assertThat(responses.lastBody().response()).isNull();
+        assertThat(requests.receive(ReceiveOptions.defaults())).isEmpty();
+    }
+}
