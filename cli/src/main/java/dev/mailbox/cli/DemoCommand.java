@@ -6,7 +6,14 @@ import dev.mailbox.api.ReceiptHandleExpiredException;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.api.SendOptions;
+import dev.mailbox.api.Mailbox;
 import dev.mailbox.inmemory.InMemoryMailbox;
+import dev.mailbox.mainloop.MainLoop;
+import dev.mailbox.mainloop.MainLoopClient;
+import dev.mailbox.mainloop.MainLoopCodecs;
+import dev.mailbox.mainloop.MainLoopRequest;
+import dev.mailbox.mainloop.MainLoopResult;
+import dev.mailbox.mainloop.RequestHandler;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -14,20 +21,31 @@ import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 
 /**
  * Walks through the message lifecycle on an in-memory mailbox: send, receive, a visibility timeout
  * that lapses and redelivers, a stale handle refused, an acknowledge, and a poison message that ends
- * in the dead-letter mailbox.
+ * in the dead-letter mailbox; then a MainLoop runner answering a MainLoopClient.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = "Show the message lifecycle on an in-memory mailbox.")
+        description = "Show the message lifecycle and a MainLoop request/response exchange on in-memory mailboxes.")
 final class DemoCommand implements Callable<Integer> {
 
     /** The demo's message body. */
     record Order(String id, String item, int quantity) {
+    }
+
+    /** The MainLoop runner's answer. */
+    record Quote(String orderId, long cents) {
     }
 
     @Spec
@@ -105,11 +123,58 @@ final class DemoCommand implements Callable<Integer> {
             say("'orders-dlq' holds %s: %s", dead.id(), dead.body());
             dead.acknowledge();
 
-            step("Done");
+            step("Done with the lifecycle");
             say("orders: %d, orders-dlq: %d", orders.approximateCount(), deadLetters.approximateCount());
         }
+        mainLoop();
         out.flush();
         return 0;
+    }
+
+    /** Request/response: a MainLoop runner answers a MainLoopClient over two in-memory mailboxes. */
+    private void mainLoop() {
+        Map<String, InMemoryMailbox<MainLoopResult<Quote>>> replies = new ConcurrentHashMap<>();
+        Function<String, Mailbox<MainLoopResult<Quote>>> open = name -> replies.computeIfAbsent(name,
+                n -> InMemoryMailbox.builder(n, MainLoopCodecs.results(Quote.class)).build());
+        try (InMemoryMailbox<MainLoopRequest<Order>> quotes =
+                     InMemoryMailbox.builder("quotes", MainLoopCodecs.requests(Order.class)).build()) {
+            step("Start a MainLoop runner on mailbox 'quotes' with 2 handlers; it prices orders");
+            MainLoop<Order, Quote> runner = MainLoop.builder(quotes, RequestHandler.ofBody(DemoCommand::price))
+                    .replyTo(open).concurrency(2).waitTime(Duration.ofSeconds(1)).build();
+            Thread thread = new Thread(runner::run, "demo-runner");
+            thread.start();
+            try (MainLoopClient<Order, Quote> client = MainLoopClient.builder(quotes, open)
+                    .receiveWait(Duration.ofMillis(500)).build()) {
+                say("the client's answers arrive in its own mailbox '%s'", client.responseMailboxName());
+
+                step("Call it: two good orders, one it rejects, one whose deadline has passed");
+                var good = client.call(new Order("q-1", "espresso cups", 6), Duration.ofSeconds(10));
+                var also = client.call(new Order("q-2", "milk jug", 1), Duration.ofSeconds(10));
+                var bad = client.call(new Order("q-3", "saucers", -2), Duration.ofSeconds(10));
+                var late = client.call(MainLoopRequest.of(new Order("q-4", "too late", 1))
+                        .withDeadline(Instant.now().minusSeconds(1)), Duration.ofSeconds(10));
+                for (var call : List.of(good, also, bad, late)) {
+                    try {
+                        say("answer: %s", call.get(10, TimeUnit.SECONDS));
+                    } catch (ExecutionException e) {
+                        say("error:  %s", e.getCause().getMessage());
+                    } catch (InterruptedException | TimeoutException e) {
+                        throw new IllegalStateException("no answer from the runner", e);
+                    }
+                }
+            }
+            step("Shut the runner down gracefully");
+            say("stopped cleanly: %s; 'quotes' holds %d", runner.shutdown(Duration.ofSeconds(5)), quotes.approximateCount());
+            runner.close();
+        }
+    }
+
+    /** What the demo's runner does with an order. */
+    static Quote price(Order order) {
+        if (order.quantity() <= 0) {
+            throw new IllegalArgumentException("quantity must be positive, was " + order.quantity());
+        }
+        return new Quote(order.id(), order.quantity() * 450L);
     }
 
     private void describe(Message<Order> m) {

@@ -39,7 +39,13 @@ class MailboxCtlTest {
                 .contains("acknowledged; count is now 0")
                 .contains("receive 3: nothing left in 'orders' (count 0)")
                 .contains("'orders-dlq' holds")
-                .contains("orders: 0, orders-dlq: 0");
+                .contains("orders: 0, orders-dlq: 0")
+                .contains("answer: Quote[orderId=q-1, cents=2700]")
+                .contains("answer: Quote[orderId=q-2, cents=450]")
+                .contains("error:  request")
+                .contains("java.lang.IllegalArgumentException: quantity must be positive, was -2")
+                .contains("mainloop.DeadlineExceeded")
+                .contains("stopped cleanly: true; 'quotes' holds 0");
     }
 
     @Test

@@ -1,0 +1,237 @@
+package dev.mailbox.benchmarks;
+
+import dev.mailbox.api.Codec;
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.inmemory.InMemoryMailbox;
+import dev.mailbox.mainloop.MainLoop;
+import dev.mailbox.mainloop.MainLoopClient;
+import dev.mailbox.mainloop.MainLoopCodecs;
+import dev.mailbox.mainloop.MainLoopRequest;
+import dev.mailbox.mainloop.MainLoopResult;
+import dev.mailbox.mainloop.RequestHandler;
+import dev.mailbox.redis.RedisMailbox;
+import dev.mailbox.testkit.redis.RedisServerProcess;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiFunction;
+import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.JedisPooled;
+
+/**
+ * Request/response round trips through MainLoop and MainLoopClient next to the same exchange written by
+ * hand on the raw mailboxes (same envelopes, same JSON codecs, same number of worker threads):
+ *
+ * <pre>
+ * java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.MainLoopHarness [--quick]
+ * </pre>
+ *
+ * With N handlers, N caller threads each make one call at a time. The raw exchange gives each caller
+ * its own response mailbox and each worker receives, sends the result and acknowledges; MainLoop adds
+ * the reply-to routing, the completed-request memory, visibility extension and metrics, and the client
+ * adds its receiving thread and futures.
+ */
+public final class MainLoopHarness {
+
+    private static final Codec<MainLoopRequest<String>> REQUESTS = MainLoopCodecs.requests(String.class);
+    private static final Codec<MainLoopResult<String>> RESULTS = MainLoopCodecs.results(String.class);
+
+    private final Duration round;
+    private final int rounds;
+
+    private MainLoopHarness(boolean quick) {
+        this.round = quick ? Duration.ofMillis(700) : Duration.ofSeconds(3);
+        this.rounds = quick ? 3 : 5;
+    }
+
+    /**
+     * @param args {@code --quick}
+     * @throws Exception if a benchmark fails
+     */
+    public static void main(String[] args) throws Exception {
+        MainLoopHarness h = new MainLoopHarness(Arrays.asList(args).contains("--quick"));
+        System.out.println("MainLoop round trips vs the raw mailbox exchange (median of " + h.rounds + " paired rounds of "
+                + h.round.toMillis() + " ms)");
+        Map<String, Mailbox<?>> memory = new ConcurrentHashMap<>();
+        h.backend("InMemoryMailbox", new Opener() {
+            @Override
+            @SuppressWarnings("unchecked")
+            public <T> Mailbox<T> open(String name, Codec<T> codec) {
+                return (Mailbox<T>) memory.computeIfAbsent(name, n -> InMemoryMailbox.builder(n, codec).build());
+            }
+        });
+        try (RedisServerProcess server = RedisServerProcess.start()) {
+            GenericObjectPoolConfig<Connection> pool = new GenericObjectPoolConfig<>();
+            pool.setMaxTotal(64);
+            pool.setMaxIdle(64);
+            try (JedisPooled jedis = new JedisPooled(pool, server.host(), server.port())) {
+                h.backend("RedisMailbox", new Opener() {
+                    @Override
+                    public <T> Mailbox<T> open(String name, Codec<T> codec) {
+                        return RedisMailbox.builder(name, codec).client(jedis).build();
+                    }
+                });
+            }
+        }
+    }
+
+    /** Opens the mailbox of a name on one backend. */
+    interface Opener {
+        <T> Mailbox<T> open(String name, Codec<T> codec);
+    }
+
+    private void backend(String label, Opener opener) throws Exception {
+        System.out.println();
+        System.out.println(label);
+        for (int handlers : new int[] {1, 4}) {
+            List<long[]> rawLatencies = new ArrayList<>();
+            List<long[]> loopLatencies = new ArrayList<>();
+            int n = handlers;
+            double[] pair = Rounds.medianPair(rounds, () -> new double[] {
+                    raw(opener, n, rawLatencies), mainLoop(opener, n, loopLatencies)});
+            String what = handlers + " handler" + (handlers == 1 ? "" : "s") + ", " + handlers + " caller"
+                    + (handlers == 1 ? "" : "s");
+            Rounds.row("raw exchange, " + what, pair[0], "calls/s", 1.0);
+            Rounds.row("MainLoop + MainLoopClient, " + what, pair[1], "calls/s", pair[1] / pair[0]);
+            Rounds.latencyRow("raw exchange latency, " + what, merged(rawLatencies));
+            Rounds.latencyRow("MainLoop latency, " + what, merged(loopLatencies));
+        }
+    }
+
+    private double raw(Opener opener, int handlers, List<long[]> latencies) throws Exception {
+        String id = Long.toString(System.nanoTime(), 36);
+        Mailbox<MainLoopRequest<String>> requests = opener.open("raw-" + id, REQUESTS);
+        List<Mailbox<?>> opened = new java.util.concurrent.CopyOnWriteArrayList<>(List.of(requests));
+        AtomicBoolean running = new AtomicBoolean(true);
+        List<Thread> workers = new ArrayList<>();
+        for (int w = 0; w < handlers; w++) {
+            Thread t = new Thread(() -> {
+                Map<String, Mailbox<MainLoopResult<String>>> replies = new ConcurrentHashMap<>();
+                ReceiveOptions options = ReceiveOptions.defaults().withWaitTime(Duration.ofMillis(100));
+                while (running.get()) {
+                    for (Message<MainLoopRequest<String>> m : requests.receive(options)) {
+                        MainLoopRequest<String> r = m.body();
+                        replies.computeIfAbsent(r.replyTo(), name -> track(opened, opener.open(name, RESULTS)))
+                                .send(MainLoopResult.success(r.requestId(), r.body(), Instant.now()));
+                        m.acknowledge();
+                    }
+                }
+            });
+            t.start();
+            workers.add(t);
+        }
+        double rate = callers(handlers, latencies, (caller, stop) -> {
+            Mailbox<MainLoopResult<String>> mine = track(opened, opener.open("raw-" + id + "-reply-" + caller, RESULTS));
+            ReceiveOptions wait = ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(10));
+            return () -> {
+                MainLoopRequest<String> r = MainLoopRequest.of("ping").withReplyTo(mine.name());
+                requests.send(r);
+                List<Message<MainLoopResult<String>>> got = mine.receive(wait);
+                if (got.size() != 1 || !got.get(0).body().requestId().equals(r.requestId())) {
+                    throw new IllegalStateException("raw exchange lost its reply");
+                }
+                got.get(0).acknowledge();
+            };
+        });
+        running.set(false);
+        for (Thread t : workers) {
+            t.join();
+        }
+        opened.forEach(Mailbox::close);
+        return rate;
+    }
+
+    private static <T> Mailbox<T> track(List<Mailbox<?>> opened, Mailbox<T> m) {
+        opened.add(m);
+        return m;
+    }
+
+    private double mainLoop(Opener opener, int handlers, List<long[]> latencies) throws Exception {
+        String id = Long.toString(System.nanoTime(), 36);
+        Mailbox<MainLoopRequest<String>> requests = opener.open("loop-" + id, REQUESTS);
+        MainLoop<String, String> loop = MainLoop.builder(requests, RequestHandler.<String, String>ofBody(s -> s))
+                .replyTo(name -> opener.open(name, RESULTS)).concurrency(handlers)
+                .waitTime(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(5)).build();
+        Thread runner = new Thread(loop::run);
+        runner.start();
+        double rate;
+        try (MainLoopClient<String, String> client = MainLoopClient.builder(requests,
+                name -> opener.open(name, RESULTS)).receiveWait(Duration.ofMillis(200)).build()) {
+            rate = callers(handlers, latencies, (caller, stop) -> () -> {
+                if (!"ping".equals(client.call("ping").get(10, TimeUnit.SECONDS))) {
+                    throw new IllegalStateException("wrong reply");
+                }
+            });
+        }
+        loop.close();
+        runner.join();
+        requests.close();
+        return rate;
+    }
+
+    /** One call, made repeatedly by a caller thread. */
+    interface Call {
+        void run() throws Exception;
+    }
+
+    /** Runs {@code n} callers for one round; returns calls per second and adds each caller's latencies. */
+    private double callers(int n, List<long[]> latencies, BiFunction<Integer, AtomicBoolean, Call> make)
+            throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        long[][] samples = new long[n][];
+        long[] counts = new long[n];
+        Throwable[] failure = new Throwable[1];
+        List<Thread> threads = new ArrayList<>();
+        for (int c = 0; c < n; c++) {
+            int caller = c;
+            Call call = make.apply(caller, stop);
+            Thread t = new Thread(() -> {
+                long[] lat = new long[1 << 16];
+                int k = 0;
+                try {
+                    while (!stop.get()) {
+                        long t0 = System.nanoTime();
+                        call.run();
+                        if (k < lat.length) {
+                            lat[k] = System.nanoTime() - t0;
+                        }
+                        k++;
+                    }
+                } catch (Throwable e) {
+                    failure[0] = e;
+                }
+                counts[caller] = k;
+                samples[caller] = Arrays.copyOf(lat, Math.min(k, lat.length));
+            });
+            threads.add(t);
+        }
+        long start = System.nanoTime();
+        threads.forEach(Thread::start);
+        Thread.sleep(round.toMillis());
+        stop.set(true);
+        for (Thread t : threads) {
+            t.join();
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        if (failure[0] != null) {
+            throw new IllegalStateException("a caller failed", failure[0]);
+        }
+        latencies.addAll(Arrays.asList(samples));
+        return Arrays.stream(counts).sum() / seconds;
+    }
+
+    private static long[] merged(List<long[]> parts) {
+        long[] all = parts.stream().flatMapToLong(Arrays::stream).toArray();
+        Arrays.sort(all);
+        return all;
+    }
+}
