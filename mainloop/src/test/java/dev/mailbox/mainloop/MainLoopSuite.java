@@ -101,10 +101,7 @@ abstract class MainLoopSuite {
     void handlerError() throws Exception {
         var requests = requests("error");
         AtomicInteger calls = new AtomicInteger();
-        MainLoop<Order, Quote> loop = track(loop(requests, r -> {
-            calls.incrementAndGet();
-            return Shop.price(r.body());
-        }).build());
+        MainLoop<Order, Quote> loop = track(loop(requests, counting(calls)).build());
         runInBackground(loop);
         MainLoopClient<Order, Quote> client = client(requests);
 
@@ -209,10 +206,7 @@ abstract class MainLoopSuite {
         var requests = requests("late");
         var replies = open(unique("late-replies"), Shop.RESULTS);
         AtomicInteger calls = new AtomicInteger();
-        MainLoop<Order, Quote> loop = track(loop(requests, r -> {
-            calls.incrementAndGet();
-            return Shop.price(r.body());
-        }).responses(replies).build());
+        MainLoop<Order, Quote> loop = track(loop(requests, counting(calls)).responses(replies).build());
 
         MainLoopRequest<Order> late = MainLoopRequest.of(new Order("kiwi", 1)).withDeadline(Instant.now().minusSeconds(1));
         requests.send(late);
@@ -297,10 +291,7 @@ abstract class MainLoopSuite {
         var replies = open(unique("limit-replies"), Shop.RESULTS);
         var dead = open(unique("limit-dlq"), Shop.DEAD_LETTERS);
         AtomicInteger calls = new AtomicInteger();
-        MainLoop<Order, Quote> loop = track(loop(requests, r -> {
-            calls.incrementAndGet();
-            return Shop.price(r.body());
-        }).responses(replies).deadLetters(dead).retryPolicy(RetryPolicy.defaults().withMaxDeliveries(2)).build());
+        MainLoop<Order, Quote> loop = track(loop(requests, counting(calls)).responses(replies).deadLetters(dead).retryPolicy(RetryPolicy.defaults().withMaxDeliveries(2)).build());
 
         MainLoopRequest<Order> request = MainLoopRequest.of(new Order("lychee", 1));
         requests.send(request);
@@ -327,10 +318,7 @@ abstract class MainLoopSuite {
         var dead = open(unique("junk-dlq"), Shop.DEAD_LETTERS);
         var replies = open(unique("junk-replies"), Shop.RESULTS);
         AtomicInteger calls = new AtomicInteger();
-        MainLoop<Order, Quote> loop = track(loop(requests, r -> {
-            calls.incrementAndGet();
-            return Shop.price(r.body());
-        }).responses(replies).deadLetters(dead).build());
+        MainLoop<Order, Quote> loop = track(loop(requests, counting(calls)).responses(replies).deadLetters(dead).build());
 
         assertThat(loop.run(1)).isEqualTo(1);
 
@@ -351,10 +339,7 @@ abstract class MainLoopSuite {
         var replies = open(unique("dup-replies"), Shop.RESULTS);
         AtomicInteger calls = new AtomicInteger();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        MainLoop<Order, Quote> loop = track(loop(requests, r -> {
-            calls.incrementAndGet();
-            return Shop.price(r.body());
-        }).responses(replies).concurrency(2).meterRegistry(registry).build());
+        MainLoop<Order, Quote> loop = track(loop(requests, counting(calls)).responses(replies).concurrency(2).meterRegistry(registry).build());
 
         MainLoopRequest<Order> request = MainLoopRequest.of(new Order("date", 3));
         real.send(request);
@@ -379,10 +364,7 @@ abstract class MainLoopSuite {
                 .failNext(FaultInjectingMailbox.Operation.ACKNOWLEDGE, 1);
         var replies = open(unique("lostack-replies"), Shop.RESULTS);
         AtomicInteger calls = new AtomicInteger();
-        MainLoop<Order, Quote> loop = track(loop(requests, r -> {
-            calls.incrementAndGet();
-            return Shop.price(r.body());
-        }).responses(replies).visibilityTimeout(backend().shortVisibility()).build());
+        MainLoop<Order, Quote> loop = track(loop(requests, counting(calls)).responses(replies).visibilityTimeout(backend().shortVisibility()).build());
         runInBackground(loop);
 
         MainLoopRequest<Order> request = MainLoopRequest.of(new Order("quince", 2));
@@ -404,10 +386,7 @@ abstract class MainLoopSuite {
         FaultInjectingMailbox<MainLoopResult<Quote>> replies = FaultInjectingMailbox.wrap(realReplies)
                 .failNext(FaultInjectingMailbox.Operation.SEND, 1);
         AtomicInteger calls = new AtomicInteger();
-        MainLoop<Order, Quote> loop = track(loop(requests, r -> {
-            calls.incrementAndGet();
-            return Shop.price(r.body());
-        }).responses(replies).retryPolicy(RetryPolicy.defaults().withBackoff(Duration.ZERO, 1, Duration.ZERO)).build());
+        MainLoop<Order, Quote> loop = track(loop(requests, counting(calls)).responses(replies).retryPolicy(RetryPolicy.defaults().withBackoff(Duration.ZERO, 1, Duration.ZERO)).build());
         runInBackground(loop);
 
         MainLoopRequest<Order> request = MainLoopRequest.of(new Order("guava", 5));
@@ -516,6 +495,14 @@ abstract class MainLoopSuite {
 
     final Mailbox<MainLoopRequest<Order>> requests(String hint) {
         return open(unique(hint), Shop.REQUESTS);
+    }
+
+    /** The pricing handler, counting its calls. */
+    static RequestHandler<Order, Quote> counting(AtomicInteger calls) {
+        return r -> {
+            calls.incrementAndGet();
+            return Shop.price(r.body());
+        };
     }
 
     final MainLoop.Builder<Order, Quote> loop(Mailbox<MainLoopRequest<Order>> requests, RequestHandler<Order, Quote> handler) {
