@@ -95,6 +95,9 @@ final class Run<Req, Res> {
                         break;
                     }
                     continue;
+                } catch (RuntimeException | Error e) {
+                    slots.release(permits); // or the drain below would wait out the grace period for them
+                    throw e;
                 } finally {
                     synchronized (this) {
                         receiving = false;

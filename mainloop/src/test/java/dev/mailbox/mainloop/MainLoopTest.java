@@ -13,6 +13,7 @@ import dev.mailbox.mainloop.Shop.Order;
 import dev.mailbox.mainloop.Shop.Quote;
 import dev.mailbox.testkit.CollectingMailbox;
 import dev.mailbox.testkit.FaultInjectingMailbox;
+import dev.mailbox.testkit.ManualClock;
 import dev.mailbox.testkit.Threads;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -113,6 +114,28 @@ class MainLoopTest {
         assertThat(RetryPolicy.defaults().isRetryable(new MailboxUnavailableException("x", true, null))).isTrue();
         assertThat(RetryPolicy.defaults().isRetryable(new IllegalStateException())).isFalse();
         assertThat(RetryPolicy.never().isRetryable(new MailboxUnavailableException("x", true, null))).isFalse();
+    }
+
+    @Test
+    @DisplayName("a retryable failure nacks the request for the policy's backoff: it stays, invisible, until then")
+    void retryBackoffThroughNack() {
+        ManualClock clock = new ManualClock();
+        var requests = InMemoryMailbox.builder("requests", Shop.REQUESTS).timeSource(clock).build();
+        AtomicInteger calls = new AtomicInteger();
+        MainLoop<Order, Quote> loop = MainLoop.<Order, Quote>builder(requests, r -> {
+            calls.incrementAndGet();
+            throw new MailboxUnavailableException("try later", true, null);
+        }).responses(new CollectingMailbox<>("r")).waitTime(Duration.ZERO)
+                .retryPolicy(RetryPolicy.defaults().withBackoff(Duration.ofMinutes(10), 2, Duration.ofHours(1))).build();
+        requests.send(MainLoopRequest.of(new Order("later", 1)));
+        assertThat(loop.run(1)).isEqualTo(1);
+        assertThat(calls).hasValue(1);
+        assertThat(requests.approximateCount()).as("kept").isEqualTo(1);
+        clock.advance(Duration.ofMinutes(10).minusMillis(1));
+        assertThat(requests.receive()).as("invisible during the backoff").isEmpty();
+        clock.advance(Duration.ofMillis(1));
+        assertThat(requests.receive()).singleElement().satisfies(m -> assertThat(m.deliveryCount()).isEqualTo(2));
+        loop.close();
     }
 
     @Test
