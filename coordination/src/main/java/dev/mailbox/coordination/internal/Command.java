@@ -1,0 +1,137 @@
+package dev.mailbox.coordination.internal;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
+/**
+ * A change to the lease table, as it travels through the replicated log. Every command carries the
+ * time the leader stamped on it ({@code now}, epoch millis): applying a command never reads a clock, so
+ * every replica that applies the same log reaches the same state.
+ */
+public sealed interface Command {
+
+    /** @return the leader's time when it proposed the command */
+    long now();
+
+    /** Grants a mailbox to a runner; {@code ttlMillis} 0 means the namespace's TTL. */
+    record Acquire(String mailboxId, String runnerId, String nodeId, String address, long ttlMillis, long now)
+            implements Command {
+    }
+
+    /** The holder gives its lease up. */
+    record Release(String mailboxId, long leaseId, long epoch, long now) implements Command {
+    }
+
+    /** The leader saw no renewal within TTL + grace. */
+    record Expire(String mailboxId, long leaseId, long epoch, long now) implements Command {
+    }
+
+    /** An operator takes the mailbox away: the epoch grows, the holder is fenced off. */
+    record Revoke(String mailboxId, long now) implements Command {
+    }
+
+    /** An operator frees a revoked mailbox. */
+    record Reclaim(String mailboxId, long now) implements Command {
+    }
+
+    /** Sets a namespace's lease policy. */
+    record SetPolicy(String namespace, long ttlMillis, long heartbeatMillis, long graceMillis, long now)
+            implements Command {
+    }
+
+    /**
+     * @return the command as bytes for the log
+     */
+    default byte[] encode() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            if (this instanceof Acquire a) {
+                out.writeByte(1);
+                out.writeUTF(a.mailboxId());
+                out.writeUTF(a.runnerId());
+                out.writeUTF(a.nodeId());
+                out.writeUTF(a.address());
+                out.writeLong(a.ttlMillis());
+            } else if (this instanceof Release r) {
+                out.writeByte(2);
+                out.writeUTF(r.mailboxId());
+                out.writeLong(r.leaseId());
+                out.writeLong(r.epoch());
+            } else if (this instanceof Expire e) {
+                out.writeByte(3);
+                out.writeUTF(e.mailboxId());
+                out.writeLong(e.leaseId());
+                out.writeLong(e.epoch());
+            } else if (this instanceof Revoke r) {
+                out.writeByte(4);
+                out.writeUTF(r.mailboxId());
+            } else if (this instanceof Reclaim r) {
+                out.writeByte(5);
+                out.writeUTF(r.mailboxId());
+            } else if (this instanceof SetPolicy p) {
+                out.writeByte(6);
+                out.writeUTF(p.namespace());
+                out.writeLong(p.ttlMillis());
+                out.writeLong(p.heartbeatMillis());
+                out.writeLong(p.graceMillis());
+            }
+            out.writeLong(now());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    /**
+     * @param bytes what {@link #encode()} wrote
+     * @return the command
+     * @throws IllegalArgumentException if the bytes are not a command
+     */
+    static Command decode(byte[] bytes) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            int tag = in.readByte();
+            Command c = switch (tag) {
+                case 1 -> {
+                    String m = in.readUTF();
+                    String r = in.readUTF();
+                    String n = in.readUTF();
+                    String a = in.readUTF();
+                    long ttl = in.readLong();
+                    yield new Acquire(m, r, n, a, ttl, in.readLong());
+                }
+                case 2 -> {
+                    String m = in.readUTF();
+                    long id = in.readLong();
+                    long epoch = in.readLong();
+                    yield new Release(m, id, epoch, in.readLong());
+                }
+                case 3 -> {
+                    String m = in.readUTF();
+                    long id = in.readLong();
+                    long epoch = in.readLong();
+                    yield new Expire(m, id, epoch, in.readLong());
+                }
+                case 4 -> new Revoke(in.readUTF(), in.readLong());
+                case 5 -> new Reclaim(in.readUTF(), in.readLong());
+                case 6 -> {
+                    String ns = in.readUTF();
+                    long ttl = in.readLong();
+                    long hb = in.readLong();
+                    long grace = in.readLong();
+                    yield new SetPolicy(ns, ttl, hb, grace, in.readLong());
+                }
+                default -> throw new IllegalArgumentException("unknown command tag " + tag);
+            };
+            if (in.available() != 0) {
+                throw new IllegalArgumentException("trailing bytes after " + c);
+            }
+            return c;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("truncated command: " + e, e);
+        }
+    }
+}

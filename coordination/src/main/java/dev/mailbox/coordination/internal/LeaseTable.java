@@ -1,0 +1,385 @@
+package dev.mailbox.coordination.internal;
+
+import dev.mailbox.coordination.Lease;
+import dev.mailbox.coordination.LeasePolicy;
+import dev.mailbox.coordination.LeaseState;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.zip.CRC32;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The replicated lease state: a deterministic function of the commands applied to it, in log order.
+ *
+ * <p>It never reads a clock or a random source and iterates only sorted maps, so replicas that apply
+ * the same log hold equal tables, and a snapshot written by one and read by another compares equal
+ * byte for byte. Renewals do not pass through it: the leader keeps renewal deadlines in memory and
+ * proposes an {@link Command.Expire} when one passes (see the coordinator); this table only checks
+ * that a renewal names the current lease and epoch.
+ *
+ * <p>Not thread-safe: the state machine applies one command at a time and guards reads.
+ */
+public final class LeaseTable {
+
+    /** Number of partitions mailboxes are spread over. */
+    public static final int PARTITIONS = 256;
+    /** How many terminal leases are kept, oldest dropped first. */
+    public static final int HISTORY_LIMIT = 10_000;
+    private static final int SNAPSHOT_VERSION = 1;
+    private static final int MAX_ID_LENGTH = 512;
+
+    private final TreeMap<String, Lease> current = new TreeMap<>();
+    private final ArrayDeque<Lease> history = new ArrayDeque<>();
+    private final TreeMap<String, LeasePolicy> policies = new TreeMap<>();
+    private long appliedIndex;
+    private long time;
+
+    /**
+     * Applies one committed command.
+     *
+     * @param index   the command's log index (becomes the lease id of a grant)
+     * @param command the command
+     * @return what it came to; a refusal changes nothing but the applied index and time
+     */
+    public Outcome apply(long index, Command command) {
+        if (index <= appliedIndex) {
+            throw new IllegalStateException("log index " + index + " applied after " + appliedIndex);
+        }
+        appliedIndex = index;
+        time = Math.max(time, command.now()); // a new leader's clock may be behind the old one's
+        if (command instanceof Command.Acquire a) {
+            return acquire(index, a);
+        } else if (command instanceof Command.Release r) {
+            return end(r.mailboxId(), r.leaseId(), r.epoch(), LeaseState.RELEASED);
+        } else if (command instanceof Command.Expire e) {
+            return end(e.mailboxId(), e.leaseId(), e.epoch(), LeaseState.EXPIRED);
+        } else if (command instanceof Command.Revoke r) {
+            return revoke(r.mailboxId());
+        } else if (command instanceof Command.Reclaim r) {
+            return reclaim(r.mailboxId());
+        } else if (command instanceof Command.SetPolicy p) {
+            return setPolicy(p);
+        }
+        throw new IllegalArgumentException("unknown command " + command);
+    }
+
+    private Outcome acquire(long index, Command.Acquire a) {
+        String bad = firstInvalid(a.mailboxId(), a.runnerId(), a.nodeId(), a.address());
+        if (bad != null) {
+            return Outcome.invalid(bad);
+        }
+        long ttl = a.ttlMillis();
+        if (ttl == 0) {
+            ttl = policy(namespaceOf(a.mailboxId())).ttl().toMillis();
+        } else if (ttl < LeasePolicy.MIN_TTL.toMillis() || ttl > LeasePolicy.MAX_TTL.toMillis()) {
+            return Outcome.invalid("ttl must be between " + LeasePolicy.MIN_TTL + " and " + LeasePolicy.MAX_TTL
+                    + ", was " + Duration.ofMillis(ttl));
+        }
+        Lease held = current.get(a.mailboxId());
+        if (held != null && held.state().isLive()) {
+            if (held.state() == LeaseState.ACTIVE && held.runnerId().equals(a.runnerId())) {
+                return Outcome.ok(held); // the same runner again (a retry, or after a reconnect)
+            }
+            return Outcome.refused(held, "mailbox '" + a.mailboxId() + "' is held by runner '" + held.runnerId()
+                    + "' (lease " + held.leaseId() + ", epoch " + held.epoch() + ", " + held.state() + ")");
+        }
+        long epoch = held == null ? 1 : held.epoch() + 1;
+        Lease lease = new Lease(index, a.mailboxId(), a.runnerId(), a.nodeId(), a.address(), partition(a.mailboxId()),
+                epoch, LeaseState.ACTIVE, ttl, time, 0);
+        if (held != null) {
+            archive(held);
+        }
+        current.put(a.mailboxId(), lease);
+        return Outcome.ok(lease);
+    }
+
+    private Outcome end(String mailboxId, long leaseId, long epoch, LeaseState to) {
+        Lease held = current.get(mailboxId);
+        Outcome stale = checkCurrent(mailboxId, leaseId, epoch, held);
+        if (stale != null) {
+            return stale;
+        }
+        Lease ended = copy(held, to, held.epoch(), time);
+        current.put(mailboxId, ended);
+        return Outcome.ok(ended);
+    }
+
+    private Outcome revoke(String mailboxId) {
+        Lease held = current.get(mailboxId);
+        if (held == null) {
+            return Outcome.notFound(mailboxId);
+        }
+        if (held.state() == LeaseState.REVOKING) {
+            return Outcome.ok(held);
+        }
+        if (held.state() != LeaseState.ACTIVE) {
+            return Outcome.refused(held, "lease " + held.leaseId() + " of mailbox '" + mailboxId + "' is already "
+                    + held.state() + "; there is nothing to revoke");
+        }
+        Lease revoking = copy(held, LeaseState.REVOKING, held.epoch() + 1, 0);
+        current.put(mailboxId, revoking);
+        return Outcome.ok(revoking);
+    }
+
+    private Outcome reclaim(String mailboxId) {
+        Lease held = current.get(mailboxId);
+        if (held == null) {
+            return Outcome.notFound(mailboxId);
+        }
+        if (held.state() == LeaseState.REVOKED) {
+            return Outcome.ok(held);
+        }
+        if (held.state() != LeaseState.REVOKING) {
+            return Outcome.refused(held, "lease " + held.leaseId() + " of mailbox '" + mailboxId + "' is "
+                    + held.state() + "; only a revoking lease can be reclaimed");
+        }
+        Lease revoked = copy(held, LeaseState.REVOKED, held.epoch(), time);
+        current.put(mailboxId, revoked);
+        return Outcome.ok(revoked);
+    }
+
+    private Outcome setPolicy(Command.SetPolicy p) {
+        if (p.namespace().isBlank() || p.namespace().contains("@")) {
+            return Outcome.invalid("namespace must be non-blank and without '@', was '" + p.namespace() + "'");
+        }
+        try {
+            policies.put(p.namespace(), new LeasePolicy(Duration.ofMillis(p.ttlMillis()),
+                    Duration.ofMillis(p.heartbeatMillis()), Duration.ofMillis(p.graceMillis())));
+        } catch (IllegalArgumentException e) {
+            return Outcome.invalid(e.getMessage());
+        }
+        return Outcome.ok();
+    }
+
+    /**
+     * Whether a renewal names the mailbox's current, active lease. Reads only.
+     *
+     * @param mailboxId the mailbox
+     * @param leaseId   the lease id the holder was granted
+     * @param epoch     the epoch the holder was granted
+     * @return OK with the lease, or why not
+     */
+    public Outcome checkRenew(String mailboxId, long leaseId, long epoch) {
+        Lease held = current.get(mailboxId);
+        Outcome stale = checkCurrent(mailboxId, leaseId, epoch, held);
+        return stale != null ? stale : Outcome.ok(held);
+    }
+
+    /** Null if (leaseId, epoch) is the current active lease, else the refusal. */
+    private static @Nullable Outcome checkCurrent(String mailboxId, long leaseId, long epoch, @Nullable Lease held) {
+        if (held == null) {
+            return Outcome.notFound(mailboxId);
+        }
+        if (held.leaseId() != leaseId) {
+            return Outcome.refused(held, "lease " + leaseId + " is not the current lease of mailbox '" + mailboxId
+                    + "' (lease " + held.leaseId() + " is)");
+        }
+        if (held.epoch() != epoch) {
+            return Outcome.refused(held, "stale epoch " + epoch + " for lease " + leaseId + " of mailbox '" + mailboxId
+                    + "': the current epoch is " + held.epoch() + " (" + held.state() + ")");
+        }
+        if (held.state() != LeaseState.ACTIVE) {
+            return Outcome.refused(held, "lease " + leaseId + " of mailbox '" + mailboxId + "' is " + held.state());
+        }
+        return null;
+    }
+
+    /**
+     * @param mailboxId a mailbox
+     * @return its latest lease (live or terminal), or null if it never had one
+     */
+    public @Nullable Lease get(String mailboxId) {
+        return current.get(mailboxId);
+    }
+
+    /**
+     * @return every mailbox's latest lease, by mailbox id
+     */
+    public List<Lease> leases() {
+        return List.copyOf(current.values());
+    }
+
+    /**
+     * @return terminal leases that were replaced by a later grant, oldest first (at most
+     *         {@link #HISTORY_LIMIT})
+     */
+    public List<Lease> history() {
+        return List.copyOf(history);
+    }
+
+    /**
+     * @param namespace a namespace
+     * @return its policy, or {@link LeasePolicy#DEFAULT}
+     */
+    public LeasePolicy policy(String namespace) {
+        return policies.getOrDefault(namespace, LeasePolicy.DEFAULT);
+    }
+
+    /**
+     * @return the policies set explicitly, by namespace
+     */
+    public Map<String, LeasePolicy> policies() {
+        return Collections.unmodifiableMap(new TreeMap<>(policies));
+    }
+
+    /** @return the index of the last command applied */
+    public long appliedIndex() {
+        return appliedIndex;
+    }
+
+    /** @return the latest leader time seen in the log (epoch millis) */
+    public long time() {
+        return time;
+    }
+
+    /**
+     * @param mailboxId a mailbox id
+     * @return {@code crc32(mailboxId) % 256}
+     */
+    public static int partition(String mailboxId) {
+        CRC32 crc = new CRC32();
+        crc.update(mailboxId.getBytes(StandardCharsets.UTF_8));
+        return (int) (crc.getValue() % PARTITIONS);
+    }
+
+    /**
+     * @param mailboxId {@code namespace@node}
+     * @return the namespace
+     */
+    public static String namespaceOf(String mailboxId) {
+        int at = mailboxId.indexOf('@');
+        return at < 0 ? mailboxId : mailboxId.substring(0, at);
+    }
+
+    /** Why an acquire's ids are malformed, or null. */
+    static @Nullable String firstInvalid(String mailboxId, String runnerId, String nodeId, String address) {
+        int at = mailboxId.indexOf('@');
+        if (at <= 0 || at == mailboxId.length() - 1 || mailboxId.indexOf('@', at + 1) >= 0) {
+            return "mailbox id must be 'namespace@node', was '" + mailboxId + "'";
+        }
+        for (String[] field : new String[][] {{"mailbox id", mailboxId}, {"runner id", runnerId},
+                {"node id", nodeId}, {"address", address}}) {
+            if (field[1].isBlank()) {
+                return field[0] + " must not be blank";
+            }
+            if (field[1].length() > MAX_ID_LENGTH) {
+                return field[0] + " must be at most " + MAX_ID_LENGTH + " characters, was " + field[1].length();
+            }
+        }
+        return null;
+    }
+
+    private void archive(Lease ended) {
+        history.addLast(ended);
+        if (history.size() > HISTORY_LIMIT) {
+            history.removeFirst();
+        }
+    }
+
+    private static Lease copy(Lease l, LeaseState state, long epoch, long endedAt) {
+        return new Lease(l.leaseId(), l.mailboxId(), l.runnerId(), l.nodeId(), l.address(), l.partition(), epoch,
+                state, l.ttlMillis(), l.grantedAtMillis(), endedAt);
+    }
+
+    // --- snapshots ---------------------------------------------------------------------------------
+
+    /**
+     * Writes the whole table. Equal tables write equal bytes.
+     *
+     * @param out where to
+     * @throws IOException if writing fails
+     */
+    public void writeTo(OutputStream out) throws IOException {
+        DataOutputStream data = new DataOutputStream(out);
+        data.writeInt(SNAPSHOT_VERSION);
+        data.writeLong(appliedIndex);
+        data.writeLong(time);
+        data.writeInt(policies.size());
+        for (Map.Entry<String, LeasePolicy> e : policies.entrySet()) {
+            data.writeUTF(e.getKey());
+            data.writeLong(e.getValue().ttl().toMillis());
+            data.writeLong(e.getValue().heartbeatInterval().toMillis());
+            data.writeLong(e.getValue().grace().toMillis());
+        }
+        data.writeInt(current.size());
+        for (Lease l : current.values()) {
+            writeLease(data, l);
+        }
+        data.writeInt(history.size());
+        for (Lease l : history) {
+            writeLease(data, l);
+        }
+        data.flush();
+    }
+
+    /**
+     * Reads a table written by {@link #writeTo}.
+     *
+     * @param in where from
+     * @return the table
+     * @throws IOException if reading fails or the data is not a snapshot this version can read
+     */
+    public static LeaseTable readFrom(InputStream in) throws IOException {
+        DataInputStream data = new DataInputStream(in);
+        int version = data.readInt();
+        if (version != SNAPSHOT_VERSION) {
+            throw new IOException("lease snapshot version " + version + " is not " + SNAPSHOT_VERSION);
+        }
+        LeaseTable t = new LeaseTable();
+        t.appliedIndex = data.readLong();
+        t.time = data.readLong();
+        int policies = data.readInt();
+        for (int i = 0; i < policies; i++) {
+            t.policies.put(data.readUTF(), new LeasePolicy(Duration.ofMillis(data.readLong()),
+                    Duration.ofMillis(data.readLong()), Duration.ofMillis(data.readLong())));
+        }
+        int leases = data.readInt();
+        for (int i = 0; i < leases; i++) {
+            Lease l = readLease(data);
+            t.current.put(l.mailboxId(), l);
+        }
+        int history = data.readInt();
+        List<Lease> past = new ArrayList<>(history);
+        for (int i = 0; i < history; i++) {
+            past.add(readLease(data));
+        }
+        t.history.addAll(past);
+        return t;
+    }
+
+    private static void writeLease(DataOutputStream out, Lease l) throws IOException {
+        out.writeLong(l.leaseId());
+        out.writeUTF(l.mailboxId());
+        out.writeUTF(l.runnerId());
+        out.writeUTF(l.nodeId());
+        out.writeUTF(l.address());
+        out.writeLong(l.epoch());
+        out.writeByte(l.state().ordinal());
+        out.writeLong(l.ttlMillis());
+        out.writeLong(l.grantedAtMillis());
+        out.writeLong(l.endedAtMillis());
+    }
+
+    private static Lease readLease(DataInputStream in) throws IOException {
+        long id = in.readLong();
+        String mailbox = in.readUTF();
+        String runner = in.readUTF();
+        String node = in.readUTF();
+        String address = in.readUTF();
+        long epoch = in.readLong();
+        LeaseState state = LeaseState.values()[in.readByte()];
+        return new Lease(id, mailbox, runner, node, address, partition(mailbox), epoch, state, in.readLong(),
+                in.readLong(), in.readLong());
+    }
+}

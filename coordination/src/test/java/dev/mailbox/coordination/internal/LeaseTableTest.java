@@ -1,0 +1,191 @@
+package dev.mailbox.coordination.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.mailbox.coordination.Lease;
+import dev.mailbox.coordination.LeasePolicy;
+import dev.mailbox.coordination.LeaseState;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** Lease semantics of the replicated table, one command at a time. */
+class LeaseTableTest {
+
+    private final LeaseTable table = new LeaseTable();
+    private long index;
+
+    private Outcome apply(Command c) {
+        return table.apply(++index, c);
+    }
+
+    private Lease acquire(String mailbox, String runner) {
+        Outcome o = apply(new Command.Acquire(mailbox, runner, "node-1", "10.0.0.1:7000", 0, 1_000 + index));
+        assertThat(o.isOk()).as(o.message()).isTrue();
+        return o.lease();
+    }
+
+    @Test
+    @DisplayName("a grant gets the log index as its id, epoch 1, the namespace's TTL and its partition")
+    void grant() {
+        Lease l = acquire("orders@n1", "runner-a");
+        assertThat(l.leaseId()).isEqualTo(1);
+        assertThat(l.epoch()).isEqualTo(1);
+        assertThat(l.state()).isEqualTo(LeaseState.ACTIVE);
+        assertThat(l.ttlMillis()).isEqualTo(LeasePolicy.DEFAULT.ttl().toMillis());
+        assertThat(l.partition()).isEqualTo(LeaseTable.partition("orders@n1")).isBetween(0, 255);
+        assertThat(l.namespace()).isEqualTo("orders");
+        assertThat(l.grantedAtMillis()).isEqualTo(1_000);
+        assertThat(table.get("orders@n1")).isEqualTo(l);
+    }
+
+    @Test
+    @DisplayName("a live lease denies other runners; the same runner re-acquiring gets the same lease")
+    void exclusiveAndIdempotent() {
+        Lease l = acquire("orders@n1", "runner-a");
+        Outcome other = apply(new Command.Acquire("orders@n1", "runner-b", "node-2", "x:1", 0, 5_000));
+        assertThat(other.code()).isEqualTo(Outcome.Code.FAILED_PRECONDITION);
+        assertThat(other.message()).contains("held by runner 'runner-a'").contains("epoch 1");
+        Outcome again = apply(new Command.Acquire("orders@n1", "runner-a", "node-1", "10.0.0.1:7000", 0, 6_000));
+        assertThat(again.isOk()).isTrue();
+        assertThat(again.lease()).isEqualTo(l);
+    }
+
+    @Test
+    @DisplayName("release needs the current lease id and epoch; afterwards another runner gets epoch 2")
+    void releaseAndRegrant() {
+        Lease l = acquire("orders@n1", "runner-a");
+        assertThat(apply(new Command.Release("orders@n1", l.leaseId() + 7, l.epoch(), 2_000)).message())
+                .contains("is not the current lease");
+        assertThat(apply(new Command.Release("orders@n1", l.leaseId(), l.epoch() + 1, 2_000)).message())
+                .contains("stale epoch 2");
+        assertThat(table.get("orders@n1").state()).as("refusals change nothing").isEqualTo(LeaseState.ACTIVE);
+
+        Outcome released = apply(new Command.Release("orders@n1", l.leaseId(), l.epoch(), 3_000));
+        assertThat(released.lease().state()).isEqualTo(LeaseState.RELEASED);
+        assertThat(released.lease().endedAtMillis()).isEqualTo(3_000);
+        assertThat(apply(new Command.Release("orders@n1", l.leaseId(), l.epoch(), 3_500)).code())
+                .as("releasing twice").isEqualTo(Outcome.Code.FAILED_PRECONDITION);
+
+        Lease next = acquire("orders@n1", "runner-b");
+        assertThat(next.epoch()).isEqualTo(2);
+        assertThat(next.leaseId()).isGreaterThan(l.leaseId());
+        assertThat(table.history()).singleElement().satisfies(h -> assertThat(h.state()).isEqualTo(LeaseState.RELEASED));
+        assertThat(table.checkRenew("orders@n1", l.leaseId(), l.epoch()).code())
+                .as("the old holder is fenced off").isEqualTo(Outcome.Code.FAILED_PRECONDITION);
+        assertThat(table.checkRenew("orders@n1", next.leaseId(), next.epoch()).isOk()).isTrue();
+    }
+
+    @Test
+    @DisplayName("expiry applies only to the lease and epoch it names")
+    void expiry() {
+        Lease l = acquire("orders@n1", "runner-a");
+        assertThat(apply(new Command.Expire("orders@n1", l.leaseId(), 9, 4_000)).isOk()).isFalse();
+        Outcome expired = apply(new Command.Expire("orders@n1", l.leaseId(), l.epoch(), 4_000));
+        assertThat(expired.lease().state()).isEqualTo(LeaseState.EXPIRED);
+        assertThat(table.checkRenew("orders@n1", l.leaseId(), l.epoch()).message()).contains("EXPIRED");
+        assertThat(acquire("orders@n1", "runner-b").epoch()).isEqualTo(2);
+    }
+
+    @Test
+    @DisplayName("revoke bumps the epoch and fences the holder; the mailbox stays taken until reclaimed")
+    void revokeAndReclaim() {
+        Lease l = acquire("orders@n1", "runner-a");
+        Outcome revoking = apply(new Command.Revoke("orders@n1", 2_000));
+        assertThat(revoking.lease().state()).isEqualTo(LeaseState.REVOKING);
+        assertThat(revoking.lease().epoch()).isEqualTo(2);
+        assertThat(apply(new Command.Revoke("orders@n1", 2_100)).isOk()).as("revoke is idempotent").isTrue();
+        assertThat(table.checkRenew("orders@n1", l.leaseId(), l.epoch()).message()).contains("stale epoch 1");
+        assertThat(apply(new Command.Acquire("orders@n1", "runner-a", "n", "a", 0, 2_200)).code())
+                .as("not even the old holder may take it back").isEqualTo(Outcome.Code.FAILED_PRECONDITION);
+        assertThat(apply(new Command.Release("orders@n1", l.leaseId(), l.epoch(), 2_300)).isOk()).isFalse();
+
+        Outcome revoked = apply(new Command.Reclaim("orders@n1", 3_000));
+        assertThat(revoked.lease().state()).isEqualTo(LeaseState.REVOKED);
+        assertThat(acquire("orders@n1", "runner-b").epoch()).as("later than the revoke's epoch").isEqualTo(3);
+        assertThat(apply(new Command.Reclaim("orders@n1", 4_000)).code()).isEqualTo(Outcome.Code.FAILED_PRECONDITION);
+        assertThat(apply(new Command.Revoke("nobody@n1", 4_000)).code()).isEqualTo(Outcome.Code.NOT_FOUND);
+    }
+
+    @Test
+    @DisplayName("bad input is refused with a reason and changes nothing")
+    void badInput() {
+        for (Command c : List.of(
+                new Command.Acquire("no-at-sign", "r", "n", "a", 0, 1),
+                new Command.Acquire("@n1", "r", "n", "a", 0, 1),
+                new Command.Acquire("orders@", "r", "n", "a", 0, 1),
+                new Command.Acquire("orders@n1", " ", "n", "a", 0, 1),
+                new Command.Acquire("orders@n1", "r", "n", "", 0, 1),
+                new Command.Acquire("orders@n1", "r", "n", "a", 999, 1),
+                new Command.Acquire("orders@n1", "r", "n", "a", Duration.ofHours(1).toMillis(), 1),
+                new Command.SetPolicy("", 10_000, 3_000, 1_000, 1),
+                new Command.SetPolicy("orders", 10_000, 10_000, 1_000, 1))) {
+            assertThat(apply(c).code()).as(c.toString()).isEqualTo(Outcome.Code.INVALID_ARGUMENT);
+        }
+        assertThat(table.leases()).isEmpty();
+        assertThat(table.policies()).isEmpty();
+        assertThat(apply(new Command.Release("orders@n1", 1, 1, 1)).code()).isEqualTo(Outcome.Code.NOT_FOUND);
+    }
+
+    @Test
+    @DisplayName("a namespace's policy sets the TTL of its grants; an explicit TTL wins")
+    void policies() {
+        assertThat(apply(new Command.SetPolicy("fast", 2_000, 500, 500, 1)).isOk()).isTrue();
+        assertThat(acquire("fast@n1", "r").ttlMillis()).isEqualTo(2_000);
+        assertThat(acquire("slow@n1", "r").ttlMillis()).isEqualTo(10_000);
+        assertThat(apply(new Command.Acquire("fast@n2", "r", "n", "a", 5_000, 1)).lease().ttlMillis()).isEqualTo(5_000);
+        assertThat(table.policy("fast").heartbeatInterval()).isEqualTo(Duration.ofMillis(500));
+    }
+
+    @Test
+    @DisplayName("table time only moves forward, whatever the stamped clocks say; indexes must grow")
+    void timeAndIndexes() {
+        apply(new Command.Revoke("x@y", 5_000));
+        apply(new Command.Revoke("x@y", 3_000)); // a new leader whose clock is behind
+        assertThat(table.time()).isEqualTo(5_000);
+        assertThatThrownBy(() -> table.apply(index, new Command.Revoke("x@y", 1))).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    @DisplayName("commands survive their byte form; garbage is refused")
+    void commandCodec() {
+        for (Command c : List.of(new Command.Acquire("a@b", "r", "n", "addr", 1_000, 42), new Command.Release("a@b", 3, 4, 5),
+                new Command.Expire("a@b", 3, 4, 5), new Command.Revoke("a@b", 6), new Command.Reclaim("a@b", 7),
+                new Command.SetPolicy("a", 2_000, 1_000, 0, 8))) {
+            assertThat(Command.decode(c.encode())).isEqualTo(c);
+        }
+        assertThatThrownBy(() -> Command.decode(new byte[] {99})).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> Command.decode(new byte[] {1, 0})).hasMessageContaining("truncated");
+    }
+
+    @Test
+    @DisplayName("a snapshot reads back to a table that writes the same bytes and behaves the same")
+    void snapshot() throws IOException {
+        apply(new Command.SetPolicy("fast", 2_000, 500, 500, 1));
+        Lease a = acquire("orders@n1", "runner-a");
+        acquire("orders@n2", "runner-b");
+        apply(new Command.Release("orders@n1", a.leaseId(), a.epoch(), 9_000));
+        acquire("orders@n1", "runner-c");
+        apply(new Command.Revoke("orders@n2", 9_500));
+
+        byte[] bytes = bytes(table);
+        LeaseTable restored = LeaseTable.readFrom(new ByteArrayInputStream(bytes));
+        assertThat(bytes(restored)).isEqualTo(bytes);
+        assertThat(restored.leases()).isEqualTo(table.leases());
+        assertThat(restored.history()).isEqualTo(table.history());
+        assertThat(restored.appliedIndex()).isEqualTo(table.appliedIndex());
+        Command next = new Command.Acquire("orders@n3", "r", "n", "a", 0, 10_000);
+        assertThat(restored.apply(index + 1, next)).isEqualTo(table.apply(index + 1, next));
+    }
+
+    static byte[] bytes(LeaseTable t) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        t.writeTo(out);
+        return out.toByteArray();
+    }
+}
