@@ -17,6 +17,26 @@ public sealed interface Command {
     /** @return the leader's time when it proposed the command */
     long now();
 
+    /**
+     * @param now the leader's time
+     * @return this command stamped with that time
+     */
+    default Command stamped(long now) {
+        if (this instanceof Acquire a) {
+            return new Acquire(a.mailboxId(), a.runnerId(), a.nodeId(), a.address(), a.ttlMillis(), now);
+        } else if (this instanceof Release r) {
+            return new Release(r.mailboxId(), r.leaseId(), r.epoch(), now);
+        } else if (this instanceof Expire e) {
+            return new Expire(e.mailboxId(), e.leaseId(), e.epoch(), now);
+        } else if (this instanceof Revoke r) {
+            return new Revoke(r.mailboxId(), now);
+        } else if (this instanceof Reclaim r) {
+            return new Reclaim(r.mailboxId(), now);
+        }
+        SetPolicy p = (SetPolicy) this;
+        return new SetPolicy(p.namespace(), p.ttlMillis(), p.heartbeatMillis(), p.graceMillis(), now);
+    }
+
     /** Grants a mailbox to a runner; {@code ttlMillis} 0 means the namespace's TTL. */
     record Acquire(String mailboxId, String runnerId, String nodeId, String address, long ttlMillis, long now)
             implements Command {

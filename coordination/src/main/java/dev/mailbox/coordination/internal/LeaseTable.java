@@ -358,7 +358,7 @@ public final class LeaseTable {
         return t;
     }
 
-    private static void writeLease(DataOutputStream out, Lease l) throws IOException {
+    static void writeLease(DataOutputStream out, Lease l) throws IOException {
         out.writeLong(l.leaseId());
         out.writeUTF(l.mailboxId());
         out.writeUTF(l.runnerId());
@@ -371,7 +371,7 @@ public final class LeaseTable {
         out.writeLong(l.endedAtMillis());
     }
 
-    private static Lease readLease(DataInputStream in) throws IOException {
+    static Lease readLease(DataInputStream in) throws IOException {
         long id = in.readLong();
         String mailbox = in.readUTF();
         String runner = in.readUTF();

@@ -1,0 +1,130 @@
+package dev.mailbox.coordination.internal;
+
+import dev.mailbox.coordination.Lease;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+
+/**
+ * Talks to the lease state machine through a Ratis client: writes go through the log (Ratis finds and
+ * follows the leader), renewals and reads are answered by the leader without a log write. The gRPC
+ * control plane sits on top of this.
+ */
+public final class LeaseClient implements AutoCloseable {
+
+    private final RaftClient client;
+
+    /**
+     * @param group the coordinator cluster
+     */
+    public LeaseClient(RaftGroup group) {
+        this.client = RaftClient.newBuilder().setProperties(new RaftProperties()).setRaftGroup(group).build();
+    }
+
+    /**
+     * Proposes a command and waits for it to be applied.
+     *
+     * @param command the command (its time is replaced by the leader's)
+     * @return what applying it came to
+     * @throws UncheckedIOException if the cluster cannot be reached
+     */
+    public Outcome write(Command command) {
+        try {
+            return outcome(client.io().send(message(command.encode())));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * @param command the command
+     * @return what applying it came to
+     */
+    public CompletableFuture<Outcome> writeAsync(Command command) {
+        return client.async().send(message(command.encode())).thenApply(LeaseClient::outcome);
+    }
+
+    /**
+     * A heartbeat, answered by the leader.
+     *
+     * @param mailboxId the mailbox
+     * @param leaseId   the lease id granted
+     * @param epoch     the epoch granted
+     * @return OK with the lease, or why not
+     */
+    public Outcome renew(String mailboxId, long leaseId, long epoch) {
+        return read(new Wire.Read.Renew(mailboxId, leaseId, epoch));
+    }
+
+    /**
+     * @param mailboxId the mailbox
+     * @param leaseId   the lease id granted
+     * @param epoch     the epoch granted
+     * @return OK with the lease, or why not
+     */
+    public CompletableFuture<Outcome> renewAsync(String mailboxId, long leaseId, long epoch) {
+        return client.async().sendReadOnly(message(Wire.encode(new Wire.Read.Renew(mailboxId, leaseId, epoch))))
+                .thenApply(LeaseClient::outcome);
+    }
+
+    /**
+     * @param mailboxId the mailbox
+     * @return OK with its latest lease, or NOT_FOUND
+     */
+    public Outcome get(String mailboxId) {
+        return read(new Wire.Read.Get(mailboxId));
+    }
+
+    /**
+     * @param namespace a namespace, or "" for all
+     * @return the latest lease of every mailbox in it
+     */
+    public List<Lease> list(String namespace) {
+        try {
+            RaftClientReply reply = client.io().sendReadOnly(message(Wire.encode(new Wire.Read.ListLeases(namespace))));
+            return Wire.decodeLeases(content(reply));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private Outcome read(Wire.Read read) {
+        try {
+            return outcome(client.io().sendReadOnly(message(Wire.encode(read))));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Message message(byte[] bytes) {
+        return Message.valueOf(ByteString.copyFrom(bytes));
+    }
+
+    private static Outcome outcome(RaftClientReply reply) {
+        return Wire.decodeOutcome(content(reply));
+    }
+
+    private static byte[] content(RaftClientReply reply) {
+        if (!reply.isSuccess()) {
+            Exception e = reply.getException();
+            throw new UncheckedIOException(new IOException("coordinator request failed: " + e, e));
+        }
+        return reply.getMessage().getContent().toByteArray();
+    }
+
+    @Override
+    public void close() {
+        try {
+            client.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,161 @@
+package dev.mailbox.coordination.internal;
+
+import dev.mailbox.coordination.Lease;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The bytes that travel between a coordinator client and the state machine through Ratis: reads
+ * (get, list, renew) and their answers. Writes are {@link Command}s.
+ */
+public final class Wire {
+
+    private static final byte GET = 1;
+    private static final byte LIST = 2;
+    private static final byte RENEW = 3;
+
+    private Wire() {
+    }
+
+    /** A read the state machine answers without a log write. */
+    public sealed interface Read {
+        /** The latest lease of a mailbox. */
+        record Get(String mailboxId) implements Read {
+        }
+
+        /** Every mailbox's latest lease, optionally only one namespace's ("" for all). */
+        record ListLeases(String namespace) implements Read {
+        }
+
+        /** A heartbeat: answered on the leader, which pushes the lease's expiry back. */
+        record Renew(String mailboxId, long leaseId, long epoch) implements Read {
+        }
+    }
+
+    /**
+     * @param read the read
+     * @return its bytes
+     */
+    public static byte[] encode(Read read) {
+        return write(out -> {
+            if (read instanceof Read.Get g) {
+                out.writeByte(GET);
+                out.writeUTF(g.mailboxId());
+            } else if (read instanceof Read.ListLeases l) {
+                out.writeByte(LIST);
+                out.writeUTF(l.namespace());
+            } else if (read instanceof Read.Renew r) {
+                out.writeByte(RENEW);
+                out.writeUTF(r.mailboxId());
+                out.writeLong(r.leaseId());
+                out.writeLong(r.epoch());
+            }
+        });
+    }
+
+    /**
+     * @param bytes what {@link #encode(Read)} wrote
+     * @return the read
+     */
+    public static Read decodeRead(byte[] bytes) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            byte tag = in.readByte();
+            return switch (tag) {
+                case GET -> new Read.Get(in.readUTF());
+                case LIST -> new Read.ListLeases(in.readUTF());
+                case RENEW -> new Read.Renew(in.readUTF(), in.readLong(), in.readLong());
+                default -> throw new IllegalArgumentException("unknown read tag " + tag);
+            };
+        } catch (IOException e) {
+            throw new IllegalArgumentException("truncated read: " + e, e);
+        }
+    }
+
+    /**
+     * @param o an outcome
+     * @return its bytes
+     */
+    public static byte[] encode(Outcome o) {
+        return write(out -> {
+            out.writeByte(o.code().ordinal());
+            out.writeUTF(o.message());
+            writeOptional(out, o.lease());
+        });
+    }
+
+    /**
+     * @param bytes what {@link #encode(Outcome)} wrote
+     * @return the outcome
+     */
+    public static Outcome decodeOutcome(byte[] bytes) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            Outcome.Code code = Outcome.Code.values()[in.readByte()];
+            String message = in.readUTF();
+            return new Outcome(code, readOptional(in), message);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("truncated outcome: " + e, e);
+        }
+    }
+
+    /**
+     * @param leases leases
+     * @return their bytes
+     */
+    public static byte[] encode(List<Lease> leases) {
+        return write(out -> {
+            out.writeInt(leases.size());
+            for (Lease l : leases) {
+                LeaseTable.writeLease(out, l);
+            }
+        });
+    }
+
+    /**
+     * @param bytes what {@link #encode(List)} wrote
+     * @return the leases
+     */
+    public static List<Lease> decodeLeases(byte[] bytes) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            int n = in.readInt();
+            List<Lease> out = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                out.add(LeaseTable.readLease(in));
+            }
+            return out;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("truncated lease list: " + e, e);
+        }
+    }
+
+    private static void writeOptional(DataOutputStream out, @Nullable Lease l) throws IOException {
+        out.writeBoolean(l != null);
+        if (l != null) {
+            LeaseTable.writeLease(out, l);
+        }
+    }
+
+    private static @Nullable Lease readOptional(DataInputStream in) throws IOException {
+        return in.readBoolean() ? LeaseTable.readLease(in) : null;
+    }
+
+    private interface Writer {
+        void write(DataOutputStream out) throws IOException;
+    }
+
+    private static byte[] write(Writer w) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            w.write(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+}

@@ -1,0 +1,117 @@
+package dev.mailbox.coordination;
+
+import dev.mailbox.coordination.internal.LeaseClient;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
+
+/** Coordinator nodes in this JVM on free loopback ports, each with its own temp data dir. */
+final class TestCluster implements AutoCloseable {
+
+    final String name = "test-" + System.nanoTime();
+    final Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
+    final Map<String, Path> dirs = new LinkedHashMap<>();
+    final Map<String, CoordinatorNode> running = new LinkedHashMap<>();
+    private final Path root;
+    private final long snapshotEvery;
+    private final List<LeaseClient> clients = new ArrayList<>();
+
+    TestCluster(int size, long snapshotEvery) {
+        this.snapshotEvery = snapshotEvery;
+        try {
+            root = Files.createTempDirectory("coordination-");
+            for (int i = 1; i <= size; i++) {
+                String id = "n" + i;
+                peers.put(id, new InetSocketAddress("127.0.0.1", freePort()));
+                dirs.put(id, Files.createDirectories(root.resolve(id)));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        peers.keySet().forEach(this::start);
+    }
+
+    CoordinatorNode start(String id) {
+        CoordinatorNode node = CoordinatorNode.builder(id).cluster(name).peers(peers).dataDir(dirs.get(id))
+                .electionTimeout(Duration.ofMillis(300)).snapshotEvery(snapshotEvery).start();
+        running.put(id, node);
+        return node;
+    }
+
+    void stop(String id) {
+        CoordinatorNode node = running.remove(id);
+        if (node != null) {
+            node.close();
+        }
+    }
+
+    LeaseClient client() {
+        LeaseClient c = new LeaseClient(CoordinatorNode.group(name, peers));
+        clients.add(c);
+        return c;
+    }
+
+    /** Waits until some running node leads; returns its id. */
+    String awaitLeader(Duration timeout) {
+        String[] leader = new String[1];
+        await(timeout, () -> {
+            for (CoordinatorNode n : running.values()) {
+                if (n.isLeader()) {
+                    leader[0] = n.id();
+                    return true;
+                }
+            }
+            return false;
+        }, "a leader among " + running.keySet());
+        return leader[0];
+    }
+
+    /** Polls a condition of the cluster: Raft offers nothing to wait on for these. */
+    static void await(Duration timeout, BooleanSupplier condition, String what) {
+        long until = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > until) {
+                throw new AssertionError("timed out after " + timeout + " waiting for " + what);
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted waiting for " + what);
+            }
+        }
+    }
+
+    @Nullable CoordinatorNode node(String id) {
+        return running.get(id);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Override
+    public void close() {
+        clients.forEach(LeaseClient::close);
+        new ArrayList<>(running.keySet()).forEach(this::stop);
+        try (Stream<Path> files = Files.walk(root)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // temp files; the OS cleans up
+        }
+    }
+}
