@@ -70,6 +70,8 @@ public final class CoordinatorNode implements AutoCloseable {
         RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
         // the log before a snapshot is dropped, so a restart really starts from the snapshot
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+        // plain read-only requests are linearizable (read index); renewals and leader reads ask for less
+        RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
         this.stateMachine = new LeaseStateMachine();
         // a data dir that already holds this group is recovered (log + snapshot), never formatted
         boolean existing = java.nio.file.Files.isDirectory(b.dataDir.resolve(group.getGroupId().getUuid().toString()));

@@ -60,7 +60,7 @@ public final class LeaseClient implements AutoCloseable {
      * @return OK with the lease, or why not
      */
     public Outcome renew(String mailboxId, long leaseId, long epoch) {
-        return read(new Wire.Read.Renew(mailboxId, leaseId, epoch));
+        return read(new Wire.Read.Renew(mailboxId, leaseId, epoch), false);
     }
 
     /**
@@ -70,8 +70,8 @@ public final class LeaseClient implements AutoCloseable {
      * @return OK with the lease, or why not
      */
     public CompletableFuture<Outcome> renewAsync(String mailboxId, long leaseId, long epoch) {
-        return client.async().sendReadOnly(message(Wire.encode(new Wire.Read.Renew(mailboxId, leaseId, epoch))))
-                .thenApply(LeaseClient::outcome);
+        return client.async().sendReadOnlyNonLinearizable(message(Wire.encode(new Wire.Read.Renew(mailboxId, leaseId,
+                epoch)))).thenApply(LeaseClient::outcome);
     }
 
     /**
@@ -79,7 +79,17 @@ public final class LeaseClient implements AutoCloseable {
      * @return OK with its latest lease, or NOT_FOUND
      */
     public Outcome get(String mailboxId) {
-        return read(new Wire.Read.Get(mailboxId));
+        return read(new Wire.Read.Get(mailboxId), false);
+    }
+
+    /**
+     * @param mailboxId    the mailbox
+     * @param linearizable whether the leader must confirm its leadership first (else it answers from
+     *                     its own state)
+     * @return OK with its latest lease, or NOT_FOUND
+     */
+    public Outcome get(String mailboxId, boolean linearizable) {
+        return read(new Wire.Read.Get(mailboxId), linearizable);
     }
 
     /**
@@ -87,17 +97,28 @@ public final class LeaseClient implements AutoCloseable {
      * @return the latest lease of every mailbox in it
      */
     public List<Lease> list(String namespace) {
+        return list(namespace, false);
+    }
+
+    /**
+     * @param namespace    a namespace, or "" for all
+     * @param linearizable whether the leader must confirm its leadership first
+     * @return the latest lease of every mailbox in it
+     */
+    public List<Lease> list(String namespace, boolean linearizable) {
         try {
-            RaftClientReply reply = client.io().sendReadOnly(message(Wire.encode(new Wire.Read.ListLeases(namespace))));
+            Message m = message(Wire.encode(new Wire.Read.ListLeases(namespace)));
+            RaftClientReply reply = linearizable ? client.io().sendReadOnly(m) : client.io().sendReadOnlyNonLinearizable(m);
             return Wire.decodeLeases(content(reply));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    private Outcome read(Wire.Read read) {
+    private Outcome read(Wire.Read read, boolean linearizable) {
         try {
-            return outcome(client.io().sendReadOnly(message(Wire.encode(read))));
+            Message m = message(Wire.encode(read));
+            return outcome(linearizable ? client.io().sendReadOnly(m) : client.io().sendReadOnlyNonLinearizable(m));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
