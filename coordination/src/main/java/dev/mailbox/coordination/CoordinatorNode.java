@@ -1,8 +1,12 @@
 package dev.mailbox.coordination;
 
-import dev.mailbox.coordination.internal.LeaseClient;
+import dev.mailbox.coordination.internal.ControlPlaneService;
 import dev.mailbox.coordination.internal.LeaseStateMachine;
 import dev.mailbox.coordination.internal.LeaseTable;
+import dev.mailbox.coordination.internal.RaftGateway;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.util.function.Function;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -36,11 +40,20 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One coordinator node: an embedded Ratis server (gRPC transport, data on disk) holding the replicated
- * lease table, plus the sweeper that expires leases while this node leads.
+ * lease table, the grpc-java {@code ControlPlane} service that runners, nodes and {@code mailboxctl}
+ * call, and the sweeper that expires leases while this node leads.
  *
- * <p>Run one node alone (standalone) or 3 or 5 with the same peer list. A restarted node recovers from
- * its latest snapshot and the log after it; snapshots are taken automatically every
- * {@link Builder#snapshotEvery} entries. Binds to the addresses in the peer list (use 127.0.0.1 in tests).
+ * <p>Run one node alone (standalone) or 3 or 5 with the same peer list. Any node accepts any call:
+ * while it leads it serves it itself, otherwise it forwards writes and leader reads to the leader. A
+ * restarted node recovers from its latest snapshot and the log after it; snapshots are taken
+ * automatically every {@link Builder#snapshotEvery} entries. It binds its Raft server to its address in
+ * the peer list and its control plane to {@link Builder#controlPlane} (127.0.0.1 on a free port unless
+ * told otherwise).
+ *
+ * <p>Renewals never touch the log: the leader checks them against the table and pushes the lease's
+ * deadline back in memory, and serves them only while its Raft leader lease holds, so a deposed leader
+ * cannot renew. A node that becomes leader gives every active lease a full TTL plus grace from that
+ * moment, so a change of leader never expires a lease early.
  */
 public final class CoordinatorNode implements AutoCloseable {
 
@@ -51,7 +64,8 @@ public final class CoordinatorNode implements AutoCloseable {
     private final RaftGroup group;
     private final RaftServer server;
     private final LeaseStateMachine stateMachine;
-    private final LeaseClient proposer;
+    private final RaftGateway gateway;
+    private final Server controlPlane;
     private final ScheduledExecutorService sweeper;
     private long leaderTerm = -1; // the term in which this node last reset deadlines as leader; sweeper thread only
 
@@ -72,6 +86,9 @@ public final class CoordinatorNode implements AutoCloseable {
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
         // plain read-only requests are linearizable (read index); renewals and leader reads ask for less
         RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
+        // ...and the leader answers them from its own state while its lease (a fraction of the shortest
+        // election timeout since a quorum last acknowledged it) holds: renewals without a round trip
+        RaftServerConfigKeys.Read.setLeaderLeaseEnabled(p, true);
         this.stateMachine = new LeaseStateMachine();
         // a data dir that already holds this group is recovered (log + snapshot), never formatted
         boolean existing = java.nio.file.Files.isDirectory(b.dataDir.resolve(group.getGroupId().getUuid().toString()));
@@ -79,7 +96,16 @@ public final class CoordinatorNode implements AutoCloseable {
                 .setStateMachine(stateMachine).setProperties(p)
                 .setOption(existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT).build();
         server.start();
-        this.proposer = new LeaseClient(group);
+        this.gateway = new RaftGateway(server, group);
+        this.controlPlane = NettyServerBuilder.forAddress(b.controlPlane)
+                .addService(new ControlPlaneService(new ServiceView(), gateway)).build();
+        try {
+            controlPlane.start();
+        } catch (IOException e) {
+            gateway.close();
+            server.close();
+            throw e;
+        }
         this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "coordinator-sweeper-" + b.id);
             t.setDaemon(true);
@@ -189,7 +215,7 @@ public final class CoordinatorNode implements AutoCloseable {
                 return;
             }
             for (var expire : stateMachine.dueExpiries(System.nanoTime())) {
-                proposer.writeAsync(expire).whenComplete((o, e) -> {
+                gateway.write(expire).whenComplete((o, e) -> {
                     if (e != null) {
                         stateMachine.expiryFailed(expire.mailboxId(), expire.leaseId());
                     } else if (o.isOk()) {
@@ -203,11 +229,17 @@ public final class CoordinatorNode implements AutoCloseable {
         }
     }
 
-    /** Stops the sweeper and the Raft server. */
+    /** @return where this node's control plane listens */
+    public InetSocketAddress controlPlaneAddress() {
+        return (InetSocketAddress) controlPlane.getListenSockets().get(0);
+    }
+
+    /** Stops the control plane, the sweeper and the Raft server. */
     @Override
     public void close() {
+        controlPlane.shutdownNow();
         sweeper.shutdownNow();
-        proposer.close();
+        gateway.close();
         try {
             server.close();
         } catch (IOException e) {
@@ -223,6 +255,7 @@ public final class CoordinatorNode implements AutoCloseable {
         private @Nullable Path dataDir;
         private Duration electionTimeout = Duration.ofMillis(400);
         private long snapshotEvery = 10_000;
+        private InetSocketAddress controlPlane = new InetSocketAddress("127.0.0.1", 0);
 
         private Builder(String id) {
             Objects.requireNonNull(id, "nodeId");
@@ -294,6 +327,15 @@ public final class CoordinatorNode implements AutoCloseable {
         }
 
         /**
+         * @param address where the grpc-java control plane listens (default 127.0.0.1 on a free port)
+         * @return this builder
+         */
+        public Builder controlPlane(InetSocketAddress address) {
+            this.controlPlane = Objects.requireNonNull(address, "address");
+            return this;
+        }
+
+        /**
          * Starts the node.
          *
          * @return the running node
@@ -312,6 +354,52 @@ public final class CoordinatorNode implements AutoCloseable {
             } catch (IOException e) {
                 throw new UncheckedIOException("coordinator node '" + id + "' could not start: " + e.getMessage(), e);
             }
+        }
+    }
+
+    /** @return LEADER, FOLLOWER, CANDIDATE or UNKNOWN, as this node sees itself */
+    public String role() {
+        DivisionInfo info = info();
+        return info == null ? "UNKNOWN" : info.getCurrentRole().name();
+    }
+
+    /** What the control plane sees of this node. */
+    private final class ServiceView implements ControlPlaneService.Node {
+        @Override
+        public String id() {
+            return id;
+        }
+
+        @Override
+        public @Nullable String leaderId() {
+            return CoordinatorNode.this.leaderId();
+        }
+
+        @Override
+        public String role() {
+            return CoordinatorNode.this.role();
+        }
+
+        @Override
+        public long term() {
+            return CoordinatorNode.this.term();
+        }
+
+        @Override
+        public long appliedIndex() {
+            return CoordinatorNode.this.appliedIndex();
+        }
+
+        @Override
+        public List<String[]> members() {
+            List<String[]> out = new ArrayList<>();
+            group.getPeers().forEach(p -> out.add(new String[] {p.getId().toString(), p.getAddress()}));
+            return out;
+        }
+
+        @Override
+        public <R> R readLocal(Function<LeaseTable, R> read) {
+            return stateMachine.readTable(read);
         }
     }
 

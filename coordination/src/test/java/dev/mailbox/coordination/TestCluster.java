@@ -22,11 +22,12 @@ final class TestCluster implements AutoCloseable {
 
     final String name = "test-" + System.nanoTime();
     final Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
+    final Map<String, InetSocketAddress> controlPlanes = new LinkedHashMap<>();
     final Map<String, Path> dirs = new LinkedHashMap<>();
     final Map<String, CoordinatorNode> running = new LinkedHashMap<>();
     private final Path root;
     private final long snapshotEvery;
-    private final List<LeaseClient> clients = new ArrayList<>();
+    private final List<AutoCloseable> clients = new ArrayList<>();
 
     TestCluster(int size, long snapshotEvery) {
         this.snapshotEvery = snapshotEvery;
@@ -35,6 +36,7 @@ final class TestCluster implements AutoCloseable {
             for (int i = 1; i <= size; i++) {
                 String id = "n" + i;
                 peers.put(id, new InetSocketAddress("127.0.0.1", freePort()));
+                controlPlanes.put(id, new InetSocketAddress("127.0.0.1", freePort()));
                 dirs.put(id, Files.createDirectories(root.resolve(id)));
             }
         } catch (IOException e) {
@@ -45,7 +47,8 @@ final class TestCluster implements AutoCloseable {
 
     CoordinatorNode start(String id) {
         CoordinatorNode node = CoordinatorNode.builder(id).cluster(name).peers(peers).dataDir(dirs.get(id))
-                .electionTimeout(Duration.ofMillis(300)).snapshotEvery(snapshotEvery).start();
+                .controlPlane(controlPlanes.get(id)).electionTimeout(Duration.ofMillis(300))
+                .snapshotEvery(snapshotEvery).start();
         running.put(id, node);
         return node;
     }
@@ -61,6 +64,33 @@ final class TestCluster implements AutoCloseable {
         LeaseClient c = new LeaseClient(CoordinatorNode.group(name, peers));
         clients.add(c);
         return c;
+    }
+
+    /** A control-plane client of every node, in node order. */
+    CoordinationClient coordinationClient() {
+        return coordinationClient(peers.keySet().toArray(String[]::new));
+    }
+
+    /** A control-plane client of the given nodes only. */
+    CoordinationClient coordinationClient(String... nodeIds) {
+        CoordinationClient.Builder b = CoordinationClient.builder().callTimeout(Duration.ofSeconds(3));
+        for (String id : nodeIds) {
+            b.endpoint(endpoint(id));
+        }
+        CoordinationClient c = b.build();
+        clients.add(c);
+        return c;
+    }
+
+    String endpoint(String id) {
+        InetSocketAddress a = controlPlanes.get(id);
+        return a.getHostString() + ":" + a.getPort();
+    }
+
+    /** A follower's id (waits for a leader first). */
+    String follower(Duration timeout) {
+        String leader = awaitLeader(timeout);
+        return running.keySet().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
     }
 
     /** Waits until some running node leads; returns its id. */
@@ -106,7 +136,13 @@ final class TestCluster implements AutoCloseable {
 
     @Override
     public void close() {
-        clients.forEach(LeaseClient::close);
+        for (AutoCloseable c : clients) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                // closing test clients
+            }
+        }
         new ArrayList<>(running.keySet()).forEach(this::stop);
         try (Stream<Path> files = Files.walk(root)) {
             files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

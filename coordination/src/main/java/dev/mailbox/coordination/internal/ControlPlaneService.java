@@ -1,12 +1,15 @@
 package dev.mailbox.coordination.internal;
 
 import dev.mailbox.coordination.Lease;
+import dev.mailbox.coordination.LeasePolicy;
 import dev.mailbox.coordination.proto.AcquireLeaseRequest;
 import dev.mailbox.coordination.proto.ClusterStatusReply;
 import dev.mailbox.coordination.proto.ClusterStatusRequest;
 import dev.mailbox.coordination.proto.Consistency;
 import dev.mailbox.coordination.proto.ControlPlaneGrpc;
+import dev.mailbox.coordination.proto.GetLeasePolicyRequest;
 import dev.mailbox.coordination.proto.GetLeaseRequest;
+import dev.mailbox.coordination.proto.LeasePolicyReply;
 import dev.mailbox.coordination.proto.LeaseReply;
 import dev.mailbox.coordination.proto.ListLeasesReply;
 import dev.mailbox.coordination.proto.ListLeasesRequest;
@@ -15,17 +18,22 @@ import dev.mailbox.coordination.proto.ReclaimLeaseRequest;
 import dev.mailbox.coordination.proto.ReleaseLeaseRequest;
 import dev.mailbox.coordination.proto.RenewLeaseRequest;
 import dev.mailbox.coordination.proto.RevokeLeaseRequest;
+import dev.mailbox.coordination.proto.SetLeasePolicyRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Supplier;
+import java.util.concurrent.CompletionException;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The gRPC control plane of one node. Writes go through the node's Ratis client (which finds the
- * leader: a follower forwards); renewals and reads are served as the request's consistency asks.
+ * The gRPC control plane of one node. Requests are checked here first, so a malformed one is refused
+ * with INVALID_ARGUMENT before it reaches the log. Writes go through the node's {@link RaftGateway}
+ * (straight in while this node leads, else forwarded to the leader); renewals are linearizable leader
+ * reads; get and list read as the request's consistency asks.
  */
 public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImplBase {
 
@@ -37,6 +45,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         /** @return the leader's id, or null */
         @Nullable String leaderId();
 
+        /** @return LEADER, FOLLOWER, CANDIDATE or UNKNOWN */
+        String role();
+
         /** @return the current term */
         long term();
 
@@ -46,85 +57,154 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         /** @return node id and Raft address of each member */
         List<String[]> members();
 
-        /** @return this node's own table, for stale reads */
-        LeaseTable localTable();
+        /**
+         * Runs a read against this node's own table (a stale read).
+         *
+         * @param read what to read
+         * @param <R>  the answer
+         * @return the answer
+         */
+        <R> R readLocal(Function<LeaseTable, R> read);
     }
 
     private final Node node;
-    private final LeaseClient raft;
+    private final RaftGateway raft;
 
     /**
      * @param node the node
-     * @param raft a Ratis client of the node's group
+     * @param raft the node's way into the replicated state
      */
-    public ControlPlaneService(Node node, LeaseClient raft) {
+    public ControlPlaneService(Node node, RaftGateway raft) {
         this.node = node;
         this.raft = raft;
     }
 
     @Override
     public void acquireLease(AcquireLeaseRequest r, StreamObserver<LeaseReply> out) {
-        write(new Command.Acquire(r.getMailboxId(), r.getRunnerId(), r.getNodeId(), r.getAddress(), r.getTtlMillis(), 0),
-                out);
+        String bad = LeaseTable.firstInvalid(r.getMailboxId(), r.getRunnerId(), r.getNodeId(), r.getAddress());
+        if (bad == null && r.getTtlMillis() != 0) {
+            bad = ttlProblem(r.getTtlMillis());
+        }
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        reply(raft.write(new Command.Acquire(r.getMailboxId(), r.getRunnerId(), r.getNodeId(), r.getAddress(),
+                r.getTtlMillis(), 0)), out);
     }
 
     @Override
     public void renewLease(RenewLeaseRequest r, StreamObserver<LeaseReply> out) {
-        reply(raft.renewAsync(r.getMailboxId(), r.getLeaseId(), r.getEpoch()), out);
+        if (refuseLeaseRef(r.getMailboxId(), r.getLeaseId(), r.getEpoch(), out)) {
+            return;
+        }
+        reply(raft.leaderRead(new Wire.Read.Renew(r.getMailboxId(), r.getLeaseId(), r.getEpoch()))
+                .thenApply(Wire::decodeOutcome), out);
     }
 
     @Override
     public void releaseLease(ReleaseLeaseRequest r, StreamObserver<LeaseReply> out) {
-        write(new Command.Release(r.getMailboxId(), r.getLeaseId(), r.getEpoch(), 0), out);
+        if (refuseLeaseRef(r.getMailboxId(), r.getLeaseId(), r.getEpoch(), out)) {
+            return;
+        }
+        reply(raft.write(new Command.Release(r.getMailboxId(), r.getLeaseId(), r.getEpoch(), 0)), out);
     }
 
     @Override
     public void revokeLease(RevokeLeaseRequest r, StreamObserver<LeaseReply> out) {
-        write(new Command.Revoke(r.getMailboxId(), 0), out);
+        if (!refuseMailbox(r.getMailboxId(), out)) {
+            reply(raft.write(new Command.Revoke(r.getMailboxId(), 0)), out);
+        }
     }
 
     @Override
     public void reclaimLease(ReclaimLeaseRequest r, StreamObserver<LeaseReply> out) {
-        write(new Command.Reclaim(r.getMailboxId(), 0), out);
+        if (!refuseMailbox(r.getMailboxId(), out)) {
+            reply(raft.write(new Command.Reclaim(r.getMailboxId(), 0)), out);
+        }
     }
 
     @Override
     public void getLease(GetLeaseRequest r, StreamObserver<LeaseReply> out) {
-        if (r.getConsistency() == Consistency.STALE) {
-            Lease l = node.localTable().get(r.getMailboxId());
-            reply(CompletableFuture.completedFuture(l == null ? Outcome.notFound(r.getMailboxId()) : Outcome.ok(l)), out);
-        } else {
-            boolean linearizable = r.getConsistency() == Consistency.LINEARIZABLE;
-            reply(CompletableFuture.supplyAsync(() -> raft.get(r.getMailboxId(), linearizable)), out);
+        if (refuseMailbox(r.getMailboxId(), out)) {
+            return;
         }
+        Wire.Read.Get read = new Wire.Read.Get(r.getMailboxId());
+        reply(read(r.getConsistency(), read, t -> {
+            Lease l = t.get(r.getMailboxId());
+            return Wire.encode(l == null ? Outcome.notFound(r.getMailboxId()) : Outcome.ok(l));
+        }).thenApply(Wire::decodeOutcome), out);
     }
 
     @Override
     public void listLeases(ListLeasesRequest r, StreamObserver<ListLeasesReply> out) {
-        Supplier<List<Lease>> read;
-        if (r.getConsistency() == Consistency.STALE) {
-            read = () -> node.localTable().leases().stream()
-                    .filter(l -> r.getNamespace().isEmpty() || l.namespace().equals(r.getNamespace())).toList();
-        } else {
-            boolean linearizable = r.getConsistency() == Consistency.LINEARIZABLE;
-            read = () -> raft.list(r.getNamespace(), linearizable);
+        Wire.Read.ListLeases read = new Wire.Read.ListLeases(r.getNamespace());
+        read(r.getConsistency(), read, t -> Wire.encode(t.leases().stream()
+                .filter(l -> r.getNamespace().isEmpty() || l.namespace().equals(r.getNamespace())).toList()))
+                .thenApply(Wire::decodeLeases)
+                .whenComplete((leases, e) -> {
+                    if (e != null) {
+                        out.onError(unavailable(e));
+                        return;
+                    }
+                    ListLeasesReply.Builder b = ListLeasesReply.newBuilder();
+                    leases.forEach(l -> b.addLeases(Protos.toProto(l)));
+                    out.onNext(b.build());
+                    out.onCompleted();
+                });
+    }
+
+    @Override
+    public void setLeasePolicy(SetLeasePolicyRequest r, StreamObserver<LeasePolicyReply> out) {
+        String bad = namespaceProblem(r.getNamespace());
+        LeasePolicy policy = null;
+        if (bad == null) {
+            try {
+                policy = new LeasePolicy(Duration.ofMillis(r.getTtlMillis()), Duration.ofMillis(r.getHeartbeatMillis()),
+                        Duration.ofMillis(r.getGraceMillis()));
+            } catch (IllegalArgumentException e) {
+                bad = e.getMessage();
+            }
         }
-        CompletableFuture.supplyAsync(read).whenComplete((leases, e) -> {
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        LeasePolicy set = policy;
+        raft.write(new Command.SetPolicy(r.getNamespace(), r.getTtlMillis(), r.getHeartbeatMillis(), r.getGraceMillis(), 0))
+                .whenComplete((o, e) -> {
+                    if (e != null) {
+                        out.onError(unavailable(e));
+                    } else if (!o.isOk()) {
+                        out.onError(status(o));
+                    } else {
+                        out.onNext(policyReply(r.getNamespace(), set));
+                        out.onCompleted();
+                    }
+                });
+    }
+
+    @Override
+    public void getLeasePolicy(GetLeasePolicyRequest r, StreamObserver<LeasePolicyReply> out) {
+        String bad = namespaceProblem(r.getNamespace());
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        raft.leaderRead(new Wire.Read.Policy(r.getNamespace())).thenApply(Wire::decodePolicy).whenComplete((p, e) -> {
             if (e != null) {
                 out.onError(unavailable(e));
-                return;
+            } else {
+                out.onNext(policyReply(r.getNamespace(), p));
+                out.onCompleted();
             }
-            ListLeasesReply.Builder b = ListLeasesReply.newBuilder();
-            leases.forEach(l -> b.addLeases(Protos.toProto(l)));
-            out.onNext(b.build());
-            out.onCompleted();
         });
     }
 
     @Override
     public void clusterStatus(ClusterStatusRequest r, StreamObserver<ClusterStatusReply> out) {
         ClusterStatusReply.Builder b = ClusterStatusReply.newBuilder().setNodeId(node.id()).setTerm(node.term())
-                .setAppliedIndex(node.appliedIndex());
+                .setAppliedIndex(node.appliedIndex()).setRole(node.role());
         String leader = node.leaderId();
         if (leader != null) {
             b.setLeaderId(leader);
@@ -134,8 +214,54 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         out.onCompleted();
     }
 
-    private void write(Command command, StreamObserver<LeaseReply> out) {
-        reply(raft.writeAsync(command), out);
+    private CompletableFuture<byte[]> read(Consistency consistency, Wire.Read read, Function<LeaseTable, byte[]> local) {
+        if (consistency == Consistency.STALE) {
+            try {
+                return CompletableFuture.completedFuture(node.readLocal(local));
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+        // LEADER_LEASE and LINEARIZABLE both go to the leader; Ratis serves them from its state while
+        // its leader lease holds and confirms leadership with a read index when it does not
+        return raft.leaderRead(read);
+    }
+
+    private static LeasePolicyReply policyReply(String namespace, LeasePolicy p) {
+        return LeasePolicyReply.newBuilder().setNamespace(namespace).setTtlMillis(p.ttl().toMillis())
+                .setHeartbeatMillis(p.heartbeatInterval().toMillis()).setGraceMillis(p.grace().toMillis()).build();
+    }
+
+    private static boolean refuseMailbox(String mailboxId, StreamObserver<?> out) {
+        if (mailboxId.isBlank()) {
+            out.onError(invalid("mailbox id must not be blank"));
+            return true;
+        }
+        return false;
+    }
+
+    private static boolean refuseLeaseRef(String mailboxId, long leaseId, long epoch, StreamObserver<?> out) {
+        if (refuseMailbox(mailboxId, out)) {
+            return true;
+        }
+        if (leaseId <= 0 || epoch <= 0) {
+            out.onError(invalid("lease id and epoch must be positive, were " + leaseId + " and " + epoch));
+            return true;
+        }
+        return false;
+    }
+
+    private static @Nullable String ttlProblem(long ttlMillis) {
+        if (ttlMillis < LeasePolicy.MIN_TTL.toMillis() || ttlMillis > LeasePolicy.MAX_TTL.toMillis()) {
+            return "ttl must be 0 (the namespace's policy) or between " + LeasePolicy.MIN_TTL + " and "
+                    + LeasePolicy.MAX_TTL + ", was " + ttlMillis + " ms";
+        }
+        return null;
+    }
+
+    private static @Nullable String namespaceProblem(String namespace) {
+        return namespace.isBlank() || namespace.contains("@")
+                ? "namespace must be non-blank and without '@', was '" + namespace + "'" : null;
     }
 
     private static void reply(CompletableFuture<Outcome> outcome, StreamObserver<LeaseReply> out) {
@@ -144,14 +270,8 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
                 out.onError(unavailable(e));
                 return;
             }
-            Status status = switch (o.code()) {
-                case OK -> Status.OK;
-                case INVALID_ARGUMENT -> Status.INVALID_ARGUMENT;
-                case NOT_FOUND -> Status.NOT_FOUND;
-                case FAILED_PRECONDITION -> Status.FAILED_PRECONDITION;
-            };
-            if (!status.isOk()) {
-                out.onError(new StatusRuntimeException(status.withDescription(o.message())));
+            if (!o.isOk()) {
+                out.onError(status(o));
                 return;
             }
             LeaseReply.Builder b = LeaseReply.newBuilder();
@@ -163,9 +283,23 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         });
     }
 
+    private static StatusRuntimeException status(Outcome o) {
+        Status status = switch (o.code()) {
+            case OK -> Status.OK;
+            case INVALID_ARGUMENT -> Status.INVALID_ARGUMENT;
+            case NOT_FOUND -> Status.NOT_FOUND;
+            case FAILED_PRECONDITION -> Status.FAILED_PRECONDITION;
+        };
+        return new StatusRuntimeException(status.withDescription(o.message()));
+    }
+
+    private static StatusRuntimeException invalid(String message) {
+        return new StatusRuntimeException(Status.INVALID_ARGUMENT.withDescription(message));
+    }
+
     private static StatusRuntimeException unavailable(Throwable e) {
-        Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
-        return new StatusRuntimeException(Status.UNAVAILABLE.withDescription("coordinator cluster unavailable: " + cause)
-                .withCause(cause));
+        Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        return new StatusRuntimeException(Status.UNAVAILABLE.withDescription("coordinator cluster unavailable: "
+                + cause.getMessage()).withCause(cause));
     }
 }

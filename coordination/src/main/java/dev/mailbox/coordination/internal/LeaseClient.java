@@ -6,6 +6,10 @@ import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.util.TimeDuration;
+import java.util.concurrent.TimeUnit;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -14,8 +18,10 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
 /**
  * Talks to the lease state machine through a Ratis client: writes go through the log (Ratis finds and
- * follows the leader), renewals and reads are answered by the leader without a log write. The gRPC
- * control plane sits on top of this.
+ * follows the leader), renewals and reads are answered by the leader without a log write. Renewals are
+ * linearizable reads, which the leader serves from its own state only while its Raft leader lease
+ * holds. The gRPC control plane reaches the cluster through {@link RaftGateway}, which uses this when
+ * its node does not lead.
  */
 public final class LeaseClient implements AutoCloseable {
 
@@ -25,7 +31,17 @@ public final class LeaseClient implements AutoCloseable {
      * @param group the coordinator cluster
      */
     public LeaseClient(RaftGroup group) {
-        this.client = RaftClient.newBuilder().setProperties(new RaftProperties()).setRaftGroup(group).build();
+        RaftProperties p = new RaftProperties();
+        // a dead or frozen leader must not hold a request for long: give up on it and look for the next
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(1, TimeUnit.SECONDS));
+        this.client = RaftClient.newBuilder().setProperties(p).setRaftGroup(group)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
+                        TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+                .build();
+    }
+
+    RaftClient client() {
+        return client;
     }
 
     /**
@@ -60,7 +76,7 @@ public final class LeaseClient implements AutoCloseable {
      * @return OK with the lease, or why not
      */
     public Outcome renew(String mailboxId, long leaseId, long epoch) {
-        return read(new Wire.Read.Renew(mailboxId, leaseId, epoch), false);
+        return read(new Wire.Read.Renew(mailboxId, leaseId, epoch), true);
     }
 
     /**
@@ -70,8 +86,8 @@ public final class LeaseClient implements AutoCloseable {
      * @return OK with the lease, or why not
      */
     public CompletableFuture<Outcome> renewAsync(String mailboxId, long leaseId, long epoch) {
-        return client.async().sendReadOnlyNonLinearizable(message(Wire.encode(new Wire.Read.Renew(mailboxId, leaseId,
-                epoch)))).thenApply(LeaseClient::outcome);
+        return client.async().sendReadOnly(message(Wire.encode(new Wire.Read.Renew(mailboxId, leaseId, epoch))))
+                .thenApply(LeaseClient::outcome);
     }
 
     /**
@@ -132,7 +148,7 @@ public final class LeaseClient implements AutoCloseable {
         return Wire.decodeOutcome(content(reply));
     }
 
-    private static byte[] content(RaftClientReply reply) {
+    static byte[] content(RaftClientReply reply) {
         if (!reply.isSuccess()) {
             Exception e = reply.getException();
             throw new UncheckedIOException(new IOException("coordinator request failed: " + e, e));

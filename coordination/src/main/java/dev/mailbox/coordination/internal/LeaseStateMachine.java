@@ -51,9 +51,12 @@ public final class LeaseStateMachine extends BaseStateMachine {
     private final Deadlines deadlines = new Deadlines();
     private LeaseTable table = new LeaseTable(); // guarded by lock
 
+    private volatile @Nullable RaftServer server;
+
     @Override
     public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
         super.initialize(server, groupId, raftStorage);
+        this.server = server;
         storage.init(raftStorage);
         load(storage.getLatestSnapshot());
     }
@@ -167,8 +170,15 @@ public final class LeaseStateMachine extends BaseStateMachine {
                     }
                 }
                 answer = Wire.encode(out);
+            } else if (read instanceof Wire.Read.Policy p) {
+                answer = Wire.encode(table.policy(p.namespace()));
             } else {
                 Wire.Read.Renew r = (Wire.Read.Renew) read;
+                if (!isLeader()) {
+                    // only the leader's deadlines count; a renewal anywhere else would be lost
+                    return CompletableFuture.failedFuture(new IllegalStateException(
+                            "renewals are served by the leader only"));
+                }
                 Outcome o = table.checkRenew(r.mailboxId(), r.leaseId(), r.epoch());
                 if (o.isOk() && !deadlines.renew(r.mailboxId(), r.leaseId(), System.nanoTime())) {
                     o = Outcome.refused(o.lease(), "lease " + r.leaseId() + " of mailbox '" + r.mailboxId()
@@ -180,6 +190,15 @@ public final class LeaseStateMachine extends BaseStateMachine {
             lock.readLock().unlock();
         }
         return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(answer)));
+    }
+
+    private boolean isLeader() {
+        RaftServer s = server;
+        try {
+            return s != null && s.getDivision(getGroupId()).getInfo().isLeader();
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** Gives every active lease a full TTL plus grace from now; called when this node becomes leader. */
@@ -203,6 +222,22 @@ public final class LeaseStateMachine extends BaseStateMachine {
     }
 
     /**
+     * Runs a read against the table as this node has applied it.
+     *
+     * @param read the read; must not keep the table
+     * @param <R>  its answer
+     * @return the answer
+     */
+    public <R> R readTable(java.util.function.Function<LeaseTable, R> read) {
+        lock.readLock().lock();
+        try {
+            return read.apply(table);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
      * @return a copy of the table, for tests and status
      */
     public LeaseTable snapshotTable() {
@@ -218,20 +253,44 @@ public final class LeaseStateMachine extends BaseStateMachine {
         }
     }
 
-    /** In-memory renewal deadlines; meaningful on the leader only. */
+    /**
+     * In-memory renewal deadlines; meaningful on the leader only. A renewal and the sweeper's decision
+     * to expire are atomic per lease, so a renewal that was answered OK is never followed by the
+     * expiry of the deadline it replaced.
+     */
     static final class Deadlines {
         private static final class Tracked {
             final long leaseId;
             final long epoch;
             final long windowNanos;
-            volatile long deadline;
-            volatile boolean expiring;
+            long deadline; // guarded by this
+            boolean expiring; // guarded by this
 
             Tracked(long leaseId, long epoch, long windowNanos, long deadline) {
                 this.leaseId = leaseId;
                 this.epoch = epoch;
                 this.windowNanos = windowNanos;
                 this.deadline = deadline;
+            }
+
+            synchronized boolean renew(long now) {
+                if (expiring) {
+                    return false;
+                }
+                deadline = Math.max(deadline, now + windowNanos);
+                return true;
+            }
+
+            synchronized boolean markIfDue(long now) {
+                if (expiring || now - deadline <= 0) {
+                    return false;
+                }
+                expiring = true;
+                return true;
+            }
+
+            synchronized void retry() {
+                expiring = false;
             }
         }
 
@@ -240,7 +299,8 @@ public final class LeaseStateMachine extends BaseStateMachine {
         void track(Lease l, long graceMillis, long now) {
             Tracked t = byMailbox.get(l.mailboxId());
             if (t != null && t.leaseId == l.leaseId() && t.epoch == l.epoch()) {
-                return; // an idempotent re-acquire; its renewals keep it alive
+                t.renew(now); // the same runner acquiring again counts as a renewal
+                return;
             }
             long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis() + graceMillis);
             byMailbox.put(l.mailboxId(), new Tracked(l.leaseId(), l.epoch(), window, now + window));
@@ -252,11 +312,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
 
         boolean renew(String mailboxId, long leaseId, long now) {
             Tracked t = byMailbox.get(mailboxId);
-            if (t == null || t.leaseId != leaseId || t.expiring) {
-                return false;
-            }
-            t.deadline = now + t.windowNanos;
-            return true;
+            return t != null && t.leaseId == leaseId && t.renew(now);
         }
 
         void resetAll(LeaseTable table, long now) {
@@ -273,8 +329,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
         List<Command.Expire> due(long now) {
             List<Command.Expire> out = new ArrayList<>();
             byMailbox.forEach((mailbox, t) -> {
-                if (!t.expiring && now - t.deadline > 0) {
-                    t.expiring = true;
+                if (t.markIfDue(now)) {
                     out.add(new Command.Expire(mailbox, t.leaseId, t.epoch, 0));
                 }
             });
@@ -284,8 +339,12 @@ public final class LeaseStateMachine extends BaseStateMachine {
         void retry(String mailboxId, long leaseId) {
             Tracked t = byMailbox.get(mailboxId);
             if (t != null && t.leaseId == leaseId) {
-                t.expiring = false;
+                t.retry();
             }
+        }
+
+        int size() {
+            return byMailbox.size();
         }
     }
 }

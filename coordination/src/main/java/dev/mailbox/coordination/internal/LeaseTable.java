@@ -106,6 +106,9 @@ public final class LeaseTable {
 
     private Outcome end(String mailboxId, long leaseId, long epoch, LeaseState to) {
         Lease held = current.get(mailboxId);
+        if (held != null && held.leaseId() == leaseId && held.epoch() == epoch && held.state() == to) {
+            return Outcome.ok(held); // a retried release (or expiry) that already took effect
+        }
         Outcome stale = checkCurrent(mailboxId, leaseId, epoch, held);
         if (stale != null) {
             return stale;

@@ -1,12 +1,14 @@
 package dev.mailbox.coordination.internal;
 
 import dev.mailbox.coordination.Lease;
+import dev.mailbox.coordination.LeasePolicy;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -20,6 +22,7 @@ public final class Wire {
     private static final byte GET = 1;
     private static final byte LIST = 2;
     private static final byte RENEW = 3;
+    private static final byte POLICY = 4;
 
     private Wire() {
     }
@@ -36,6 +39,10 @@ public final class Wire {
 
         /** A heartbeat: answered on the leader, which pushes the lease's expiry back. */
         record Renew(String mailboxId, long leaseId, long epoch) implements Read {
+        }
+
+        /** A namespace's lease policy. */
+        record Policy(String namespace) implements Read {
         }
     }
 
@@ -56,6 +63,9 @@ public final class Wire {
                 out.writeUTF(r.mailboxId());
                 out.writeLong(r.leaseId());
                 out.writeLong(r.epoch());
+            } else if (read instanceof Read.Policy p) {
+                out.writeByte(POLICY);
+                out.writeUTF(p.namespace());
             }
         });
     }
@@ -71,6 +81,7 @@ public final class Wire {
                 case GET -> new Read.Get(in.readUTF());
                 case LIST -> new Read.ListLeases(in.readUTF());
                 case RENEW -> new Read.Renew(in.readUTF(), in.readLong(), in.readLong());
+                case POLICY -> new Read.Policy(in.readUTF());
                 default -> throw new IllegalArgumentException("unknown read tag " + tag);
             };
         } catch (IOException e) {
@@ -131,6 +142,31 @@ public final class Wire {
             return out;
         } catch (IOException e) {
             throw new IllegalArgumentException("truncated lease list: " + e, e);
+        }
+    }
+
+    /**
+     * @param p a lease policy
+     * @return its bytes
+     */
+    public static byte[] encode(LeasePolicy p) {
+        return write(out -> {
+            out.writeLong(p.ttl().toMillis());
+            out.writeLong(p.heartbeatInterval().toMillis());
+            out.writeLong(p.grace().toMillis());
+        });
+    }
+
+    /**
+     * @param bytes what {@link #encode(LeasePolicy)} wrote
+     * @return the policy
+     */
+    public static LeasePolicy decodePolicy(byte[] bytes) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            return new LeasePolicy(Duration.ofMillis(in.readLong()), Duration.ofMillis(in.readLong()),
+                    Duration.ofMillis(in.readLong()));
+        } catch (IOException e) {
+            throw new IllegalArgumentException("truncated policy: " + e, e);
         }
     }
 
