@@ -47,7 +47,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Give it the control-plane address of one or more coordinator nodes. Any node accepts any call, so
  * the client talks to one at a time and moves to the next when that one is unavailable, retrying with
  * exponential backoff up to {@link Builder#maxAttempts} times. Every call it retries is idempotent on
- * the coordinator (the same runner acquiring again gets its own lease back; releasing, revoking and
+ * the coordinator (the same runner acquiring again keeps its lease, under a new epoch; releasing, revoking and
  * reclaiming twice end in the same state), so a retry after a lost reply is safe.
  *
  * <p>Refusals throw {@link CoordinationException} with a {@link CoordinationException.Reason}: a
@@ -94,7 +94,7 @@ public final class CoordinationClient implements AutoCloseable {
      *
      * @param mailboxId the mailbox, {@code namespace@node}
      * @param holder    who holds it
-     * @return the lease (the same live lease again if this runner already holds it)
+     * @return the lease; if this runner already holds it, the same lease under a new epoch
      * @throws CoordinationException FAILED_PRECONDITION if another runner holds it or it is being revoked
      */
     public Lease acquire(String mailboxId, LeaseHolder holder) {

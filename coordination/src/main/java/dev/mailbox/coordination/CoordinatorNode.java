@@ -214,8 +214,9 @@ public final class CoordinatorNode implements AutoCloseable {
                 leaderTerm = term;
                 return;
             }
-            for (var expire : stateMachine.dueExpiries(System.nanoTime())) {
-                gateway.write(expire).whenComplete((o, e) -> {
+            for (var expire : stateMachine.dueExpiries(System.nanoTime(), term)) {
+                // never forwarded: if this node no longer leads, its deadlines are not the ones that count
+                gateway.writeHere(expire).whenComplete((o, e) -> {
                     if (e != null) {
                         stateMachine.expiryFailed(expire.mailboxId(), expire.leaseId());
                     } else if (o.isOk()) {

@@ -6,7 +6,8 @@ import java.util.Objects;
  * Who asks for a lease: the runner, the node it runs on, and where it can be reached (the routing
  * table sends requests for the mailbox there).
  *
- * @param runnerId a stable id of the runner; the same runner acquiring again gets its own live lease back
+ * @param runnerId a stable id of the runner; the same runner acquiring again keeps its live lease
+ *                 (under a new epoch, which fences off what its earlier incarnation had in flight)
  * @param nodeId   the node the runner runs on
  * @param address  where the runner (or its node) serves the mailbox, such as {@code 127.0.0.1:7100}
  */

@@ -83,7 +83,7 @@ class ControlPlaneTest {
         }
 
         @Test
-        @DisplayName("grant, deny, idempotent re-acquire, renew, release (twice), re-grant with a higher epoch")
+        @DisplayName("grant, deny, re-acquire under a new epoch, renew, release (twice), re-grant with a higher epoch")
         void lifecycle() {
             Lease a = client.acquire("life@m", A, Duration.ofSeconds(30));
             assertThat(a.state()).isEqualTo(LeaseState.ACTIVE);
@@ -92,16 +92,20 @@ class ControlPlaneTest {
             assertThat(a.partition()).isEqualTo(TableView.partition("life@m"));
             assertThat(a.ttlMillis()).isEqualTo(30_000);
             refused(() -> client.acquire("life@m", B), Reason.FAILED_PRECONDITION, "held by runner 'runner-a'");
-            assertThat(client.acquire("life@m", A, Duration.ofSeconds(30))).as("same runner again").isEqualTo(a);
-            assertThat(client.renew(a)).isEqualTo(a);
+            Lease again = client.acquire("life@m", A, Duration.ofSeconds(30));
+            assertThat(again.leaseId()).as("same runner again: same lease").isEqualTo(a.leaseId());
+            assertThat(again.epoch()).as("...under a new epoch").isEqualTo(a.epoch() + 1);
+            refused(() -> client.renew(a), Reason.FAILED_PRECONDITION, "stale epoch");
+            refused(() -> client.release(a), Reason.FAILED_PRECONDITION, "stale epoch");
+            assertThat(client.renew(again)).isEqualTo(again);
 
-            Lease released = client.release(a);
+            Lease released = client.release(again);
             assertThat(released.state()).isEqualTo(LeaseState.RELEASED);
-            assertThat(client.release(a)).as("a retried release").isEqualTo(released);
-            refused(() -> client.renew(a), Reason.FAILED_PRECONDITION, "RELEASED");
+            assertThat(client.release(again)).as("a retried release").isEqualTo(released);
+            refused(() -> client.renew(again), Reason.FAILED_PRECONDITION, "RELEASED");
 
             Lease b = client.acquire("life@m", B);
-            assertThat(b.epoch()).isEqualTo(2);
+            assertThat(b.epoch()).isEqualTo(3);
             assertThat(b.leaseId()).isGreaterThan(a.leaseId());
             refused(() -> client.renew(a), Reason.FAILED_PRECONDITION, "not the current lease");
             refused(() -> client.release(a), Reason.FAILED_PRECONDITION, "not the current lease");

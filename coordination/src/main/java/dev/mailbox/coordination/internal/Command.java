@@ -27,7 +27,7 @@ public sealed interface Command {
         } else if (this instanceof Release r) {
             return new Release(r.mailboxId(), r.leaseId(), r.epoch(), now);
         } else if (this instanceof Expire e) {
-            return new Expire(e.mailboxId(), e.leaseId(), e.epoch(), now);
+            return new Expire(e.mailboxId(), e.leaseId(), e.epoch(), e.term(), now);
         } else if (this instanceof Revoke r) {
             return new Revoke(r.mailboxId(), now);
         } else if (this instanceof Reclaim r) {
@@ -46,8 +46,12 @@ public sealed interface Command {
     record Release(String mailboxId, long leaseId, long epoch, long now) implements Command {
     }
 
-    /** The leader saw no renewal within TTL + grace. */
-    record Expire(String mailboxId, long leaseId, long epoch, long now) implements Command {
+    /**
+     * The leader of {@code term} saw no renewal within TTL + grace. Only valid if committed in an entry
+     * of that same term: renewals go to the current leader only, so another leader's deadlines say
+     * nothing about this one's.
+     */
+    record Expire(String mailboxId, long leaseId, long epoch, long term, long now) implements Command {
     }
 
     /** An operator takes the mailbox away: the epoch grows, the holder is fenced off. */
@@ -86,6 +90,7 @@ public sealed interface Command {
                 out.writeUTF(e.mailboxId());
                 out.writeLong(e.leaseId());
                 out.writeLong(e.epoch());
+                out.writeLong(e.term());
             } else if (this instanceof Revoke r) {
                 out.writeByte(4);
                 out.writeUTF(r.mailboxId());
@@ -133,7 +138,8 @@ public sealed interface Command {
                     String m = in.readUTF();
                     long id = in.readLong();
                     long epoch = in.readLong();
-                    yield new Expire(m, id, epoch, in.readLong());
+                    long term = in.readLong();
+                    yield new Expire(m, id, epoch, term, in.readLong());
                 }
                 case 4 -> new Revoke(in.readUTF(), in.readLong());
                 case 5 -> new Reclaim(in.readUTF(), in.readLong());

@@ -132,7 +132,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
         Outcome outcome;
         lock.writeLock().lock();
         try {
-            outcome = table.apply(entry.getIndex(), command);
+            outcome = table.apply(entry.getIndex(), entry.getTerm(), command);
             updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
             Lease lease = outcome.lease();
             if (outcome.isOk() && lease != null) {
@@ -211,9 +211,15 @@ public final class LeaseStateMachine extends BaseStateMachine {
         }
     }
 
-    /** Leases whose deadline has passed and that are not being expired already; marks them so. */
-    public List<Command.Expire> dueExpiries(long nowNanos) {
-        return deadlines.due(nowNanos);
+    /**
+     * Leases whose deadline has passed and that are not being expired already; marks them so.
+     *
+     * @param nowNanos the time
+     * @param term     the term this node leads in
+     * @return the expiries to propose, each stamped with that term
+     */
+    public List<Command.Expire> dueExpiries(long nowNanos, long term) {
+        return deadlines.due(nowNanos, term);
     }
 
     /** Lets a lease be proposed for expiry again (its expire did not go through). */
@@ -326,11 +332,11 @@ public final class LeaseStateMachine extends BaseStateMachine {
             }
         }
 
-        List<Command.Expire> due(long now) {
+        List<Command.Expire> due(long now, long term) {
             List<Command.Expire> out = new ArrayList<>();
             byMailbox.forEach((mailbox, t) -> {
                 if (t.markIfDue(now)) {
-                    out.add(new Command.Expire(mailbox, t.leaseId, t.epoch, 0));
+                    out.add(new Command.Expire(mailbox, t.leaseId, t.epoch, term, 0));
                 }
             });
             return out;

@@ -49,10 +49,11 @@ public final class LeaseTable {
      * Applies one committed command.
      *
      * @param index   the command's log index (becomes the lease id of a grant)
+     * @param term    the term of the log entry that carries it
      * @param command the command
      * @return what it came to; a refusal changes nothing but the applied index and time
      */
-    public Outcome apply(long index, Command command) {
+    public Outcome apply(long index, long term, Command command) {
         if (index <= appliedIndex) {
             throw new IllegalStateException("log index " + index + " applied after " + appliedIndex);
         }
@@ -63,6 +64,11 @@ public final class LeaseTable {
         } else if (command instanceof Command.Release r) {
             return end(r.mailboxId(), r.leaseId(), r.epoch(), LeaseState.RELEASED);
         } else if (command instanceof Command.Expire e) {
+            if (e.term() != term) {
+                // proposed by a leader that has since been replaced: its deadlines no longer count
+                return Outcome.refused(current.get(e.mailboxId()), "expiry of lease " + e.leaseId() + " decided in term "
+                        + e.term() + " but committed in term " + term);
+            }
             return end(e.mailboxId(), e.leaseId(), e.epoch(), LeaseState.EXPIRED);
         } else if (command instanceof Command.Revoke r) {
             return revoke(r.mailboxId());
@@ -89,7 +95,13 @@ public final class LeaseTable {
         Lease held = current.get(a.mailboxId());
         if (held != null && held.state().isLive()) {
             if (held.state() == LeaseState.ACTIVE && held.runnerId().equals(a.runnerId())) {
-                return Outcome.ok(held); // the same runner again (a retry, or after a reconnect)
+                // the same runner again (a retry, or after a reconnect): it keeps the lease, under a new
+                // epoch, so whatever its earlier incarnation still has in flight (a release, a write
+                // fenced with the old epoch) is refused when it lands
+                Lease again = new Lease(held.leaseId(), held.mailboxId(), held.runnerId(), a.nodeId(), a.address(),
+                        held.partition(), held.epoch() + 1, LeaseState.ACTIVE, ttl, held.grantedAtMillis(), 0);
+                current.put(a.mailboxId(), again);
+                return Outcome.ok(again);
             }
             return Outcome.refused(held, "mailbox '" + a.mailboxId() + "' is held by runner '" + held.runnerId()
                     + "' (lease " + held.leaseId() + ", epoch " + held.epoch() + ", " + held.state() + ")");

@@ -51,6 +51,30 @@ public final class RaftGateway implements AutoCloseable {
     }
 
     /**
+     * Proposes a command on this node only, never forwarding it.
+     *
+     * @param command the command
+     * @return what applying it came to; fails if this node does not lead
+     */
+    public CompletableFuture<Outcome> writeHere(Command command) {
+        if (!leads()) {
+            return CompletableFuture.failedFuture(new IllegalStateException("this node does not lead"));
+        }
+        try {
+            return server.submitClientRequestAsync(request(Message.valueOf(ByteString.copyFrom(command.encode())),
+                    RaftClientRequest.writeRequestType())).thenApply(reply -> Wire.decodeOutcome(LeaseClient.content(reply)));
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private RaftClientRequest request(Message message, RaftClientRequest.Type type) {
+        return RaftClientRequest.newBuilder().setClientId(clientId).setServerId(server.getId())
+                .setGroupId(group.getGroupId()).setCallId(callIds.incrementAndGet()).setMessage(message)
+                .setType(type).build();
+    }
+
+    /**
      * A linearizable read on the leader (a renewal, or a get/list that asks for it).
      *
      * @param read the read
@@ -63,9 +87,7 @@ public final class RaftGateway implements AutoCloseable {
     private CompletableFuture<RaftClientReply> submit(byte[] bytes, RaftClientRequest.Type type, boolean write) {
         Message message = Message.valueOf(ByteString.copyFrom(bytes));
         if (leads()) {
-            RaftClientRequest request = RaftClientRequest.newBuilder().setClientId(clientId).setServerId(server.getId())
-                    .setGroupId(group.getGroupId()).setCallId(callIds.incrementAndGet()).setMessage(message)
-                    .setType(type).build();
+            RaftClientRequest request = request(message, type);
             try {
                 return server.submitClientRequestAsync(request).thenCompose(reply -> {
                     RaftException e = reply.getException();

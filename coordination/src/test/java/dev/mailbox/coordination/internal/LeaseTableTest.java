@@ -21,7 +21,7 @@ class LeaseTableTest {
     private long index;
 
     private Outcome apply(Command c) {
-        return table.apply(++index, c);
+        return table.apply(++index, 1, c);
     }
 
     private Lease acquire(String mailbox, String runner) {
@@ -45,7 +45,7 @@ class LeaseTableTest {
     }
 
     @Test
-    @DisplayName("a live lease denies other runners; the same runner re-acquiring gets the same lease")
+    @DisplayName("a live lease denies other runners; the same runner re-acquiring keeps its lease under a new epoch")
     void exclusiveAndIdempotent() {
         Lease l = acquire("orders@n1", "runner-a");
         Outcome other = apply(new Command.Acquire("orders@n1", "runner-b", "node-2", "x:1", 0, 5_000));
@@ -53,7 +53,11 @@ class LeaseTableTest {
         assertThat(other.message()).contains("held by runner 'runner-a'").contains("epoch 1");
         Outcome again = apply(new Command.Acquire("orders@n1", "runner-a", "node-1", "10.0.0.1:7000", 0, 6_000));
         assertThat(again.isOk()).isTrue();
-        assertThat(again.lease()).isEqualTo(l);
+        assertThat(again.lease().leaseId()).isEqualTo(l.leaseId());
+        assertThat(again.lease().epoch()).isEqualTo(l.epoch() + 1);
+        assertThat(apply(new Command.Release("orders@n1", l.leaseId(), l.epoch(), 7_000)).message())
+                .as("the earlier incarnation's release, landing late").contains("stale epoch 1");
+        assertThat(table.get("orders@n1")).isEqualTo(again.lease());
     }
 
     @Test
@@ -69,10 +73,12 @@ class LeaseTableTest {
         Outcome released = apply(new Command.Release("orders@n1", l.leaseId(), l.epoch(), 3_000));
         assertThat(released.lease().state()).isEqualTo(LeaseState.RELEASED);
         assertThat(released.lease().endedAtMillis()).isEqualTo(3_000);
-        assertThat(apply(new Command.Release("orders@n1", l.leaseId(), l.epoch(), 3_500)).code())
-                .as("releasing twice").isEqualTo(Outcome.Code.FAILED_PRECONDITION);
+        assertThat(apply(new Command.Release("orders@n1", l.leaseId(), l.epoch(), 3_500)))
+                .as("releasing twice (a retry) changes nothing and says OK").isEqualTo(released);
 
         Lease next = acquire("orders@n1", "runner-b");
+        assertThat(apply(new Command.Release("orders@n1", l.leaseId(), l.epoch(), 3_600)).code())
+                .as("releasing once the mailbox has moved on").isEqualTo(Outcome.Code.FAILED_PRECONDITION);
         assertThat(next.epoch()).isEqualTo(2);
         assertThat(next.leaseId()).isGreaterThan(l.leaseId());
         assertThat(table.history()).singleElement().satisfies(h -> assertThat(h.state()).isEqualTo(LeaseState.RELEASED));
@@ -85,8 +91,10 @@ class LeaseTableTest {
     @DisplayName("expiry applies only to the lease and epoch it names")
     void expiry() {
         Lease l = acquire("orders@n1", "runner-a");
-        assertThat(apply(new Command.Expire("orders@n1", l.leaseId(), 9, 4_000)).isOk()).isFalse();
-        Outcome expired = apply(new Command.Expire("orders@n1", l.leaseId(), l.epoch(), 4_000));
+        assertThat(apply(new Command.Expire("orders@n1", l.leaseId(), 9, 1, 4_000)).isOk()).isFalse();
+        assertThat(apply(new Command.Expire("orders@n1", l.leaseId(), l.epoch(), 2, 4_000)).message())
+                .as("an expiry decided by another term's leader").contains("decided in term 2 but committed in term 1");
+        Outcome expired = apply(new Command.Expire("orders@n1", l.leaseId(), l.epoch(), 1, 4_000));
         assertThat(expired.lease().state()).isEqualTo(LeaseState.EXPIRED);
         assertThat(table.checkRenew("orders@n1", l.leaseId(), l.epoch()).message()).contains("EXPIRED");
         assertThat(acquire("orders@n1", "runner-b").epoch()).isEqualTo(2);
@@ -148,14 +156,14 @@ class LeaseTableTest {
         apply(new Command.Revoke("x@y", 5_000));
         apply(new Command.Revoke("x@y", 3_000)); // a new leader whose clock is behind
         assertThat(table.time()).isEqualTo(5_000);
-        assertThatThrownBy(() -> table.apply(index, new Command.Revoke("x@y", 1))).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> table.apply(index, 1, new Command.Revoke("x@y", 1))).isInstanceOf(IllegalStateException.class);
     }
 
     @Test
     @DisplayName("commands survive their byte form; garbage is refused")
     void commandCodec() {
         for (Command c : List.of(new Command.Acquire("a@b", "r", "n", "addr", 1_000, 42), new Command.Release("a@b", 3, 4, 5),
-                new Command.Expire("a@b", 3, 4, 5), new Command.Revoke("a@b", 6), new Command.Reclaim("a@b", 7),
+                new Command.Expire("a@b", 3, 4, 2, 5), new Command.Revoke("a@b", 6), new Command.Reclaim("a@b", 7),
                 new Command.SetPolicy("a", 2_000, 1_000, 0, 8))) {
             assertThat(Command.decode(c.encode())).isEqualTo(c);
         }
@@ -180,7 +188,7 @@ class LeaseTableTest {
         assertThat(restored.history()).isEqualTo(table.history());
         assertThat(restored.appliedIndex()).isEqualTo(table.appliedIndex());
         Command next = new Command.Acquire("orders@n3", "r", "n", "a", 0, 10_000);
-        assertThat(restored.apply(index + 1, next)).isEqualTo(table.apply(index + 1, next));
+        assertThat(restored.apply(index + 1, 1, next)).isEqualTo(table.apply(index + 1, 1, next));
     }
 
     static byte[] bytes(LeaseTable t) throws IOException {
