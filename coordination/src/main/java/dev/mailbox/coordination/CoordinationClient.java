@@ -44,9 +44,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * A client of a coordinator cluster's control plane: leases, their policies, and cluster status.
  *
- * <p>Give it the control-plane address of one or more coordinator nodes. Any node accepts any call, so
- * the client talks to one at a time and moves to the next when that one is unavailable, retrying with
- * exponential backoff up to {@link Builder#maxAttempts} times. Every call it retries is idempotent on
+ * <p>Give it the control-plane address of one or more coordinator nodes. Any node accepts any call, but
+ * the leader answers without a forwarding hop, so the client asks the nodes who leads (when it starts,
+ * and whenever a call finds its node unavailable) and talks to the leader's endpoint; failing that, it
+ * moves on to the next node, retrying with exponential backoff up to {@link Builder#maxAttempts} times. Every call it retries is idempotent on
  * the coordinator (the same runner acquiring again keeps its lease, under a new epoch; releasing, revoking and
  * reclaiming twice end in the same state), so a retry after a lost reply is safe.
  *
@@ -82,6 +83,9 @@ public final class CoordinationClient implements AutoCloseable {
             return t;
         });
         scheduler.setRemoveOnCancelPolicy(true);
+        if (channels.size() > 1) {
+            discoverLeader(); // talk to the leader from the start: no forwarding hop
+        }
     }
 
     /** @return a builder */
@@ -94,7 +98,8 @@ public final class CoordinationClient implements AutoCloseable {
      *
      * @param mailboxId the mailbox, {@code namespace@node}
      * @param holder    who holds it
-     * @return the lease; if this runner already holds it, the same lease under a new epoch
+     * @return the lease; if this runner already holds it, the same lease under a new epoch (the
+     *         retries this client makes of one call do not count: they get the first one's answer)
      * @throws CoordinationException FAILED_PRECONDITION if another runner holds it or it is being revoked
      */
     public Lease acquire(String mailboxId, LeaseHolder holder) {
@@ -122,10 +127,16 @@ public final class CoordinationClient implements AutoCloseable {
      * @return the lease, or the refusal as a {@link CoordinationException}
      */
     public CompletableFuture<Lease> acquireAsync(String mailboxId, LeaseHolder holder, Duration ttl) {
+        return acquireAsync(mailboxId, holder, ttl, java.util.UUID.randomUUID().toString());
+    }
+
+    /** An acquire whose every retry, here or by the caller, carries {@code requestId}. */
+    CompletableFuture<Lease> acquireAsync(String mailboxId, LeaseHolder holder, Duration ttl, String requestId) {
         Objects.requireNonNull(mailboxId, "mailboxId");
         Objects.requireNonNull(holder, "holder");
         AcquireLeaseRequest r = AcquireLeaseRequest.newBuilder().setMailboxId(mailboxId).setRunnerId(holder.runnerId())
-                .setNodeId(holder.nodeId()).setAddress(holder.address()).setTtlMillis(ttl.toMillis()).build();
+                .setNodeId(holder.nodeId()).setAddress(holder.address()).setTtlMillis(ttl.toMillis())
+                .setRequestId(requestId).build();
         return call(s -> s.acquireLease(r)).thenApply(CoordinationClient::lease);
     }
 
@@ -346,17 +357,60 @@ public final class CoordinationClient implements AutoCloseable {
                     result.completeExceptionally(e);
                     return;
                 }
-                // this node is down or has no leader to forward to: try the next one after a pause
+                // this node is down or has no leader to forward to: find the leader (or else move on to
+                // the next node) and try again after a pause
                 current.compareAndSet(index, index + 1);
                 long pause = Math.min(maxBackoff.toMillis(), backoff.toMillis() << Math.min(attempt - 1, 16));
-                pause = pause / 2 + ThreadLocalRandom.current().nextLong(pause / 2 + 1);
-                try {
-                    scheduler.schedule(() -> attempt(rpc, attempt + 1, result), pause, TimeUnit.MILLISECONDS);
-                } catch (RuntimeException rejected) {
-                    result.completeExceptionally(e);
-                }
+                long wait = pause / 2 + ThreadLocalRandom.current().nextLong(pause / 2 + 1);
+                discoverLeader().whenComplete((found, ignored) -> {
+                    try {
+                        scheduler.schedule(() -> attempt(rpc, attempt + 1, result), wait, TimeUnit.MILLISECONDS);
+                    } catch (RuntimeException rejected) {
+                        result.completeExceptionally(e);
+                    }
+                });
             }
         }, MoreExecutors.directExecutor());
+    }
+
+    /**
+     * Asks every endpoint who leads, briefly, and points this client at the leader's endpoint if one
+     * says it is the leader. Completes when all have answered or timed out.
+     */
+    private CompletableFuture<Boolean> discoverLeader() {
+        if (channels.size() == 1) {
+            return CompletableFuture.completedFuture(false);
+        }
+        long deadline = Math.min(callTimeout.toMillis(), 500);
+        List<CompletableFuture<Boolean>> asks = new ArrayList<>();
+        for (int i = 0; i < channels.size(); i++) {
+            int index = i;
+            CompletableFuture<Boolean> ask = new CompletableFuture<>();
+            asks.add(ask);
+            try {
+                Futures.addCallback(ControlPlaneGrpc.newFutureStub(channels.get(i))
+                        .withDeadlineAfter(deadline, TimeUnit.MILLISECONDS)
+                        .clusterStatus(ClusterStatusRequest.getDefaultInstance()), new FutureCallback<>() {
+                            @Override
+                            public void onSuccess(ClusterStatusReply reply) {
+                                boolean leads = status(reply).isLeader();
+                                if (leads) {
+                                    current.set(index);
+                                }
+                                ask.complete(leads);
+                            }
+
+                            @Override
+                            public void onFailure(Throwable t) {
+                                ask.complete(false);
+                            }
+                        }, MoreExecutors.directExecutor());
+            } catch (RuntimeException e) {
+                ask.complete(false);
+            }
+        }
+        return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
+                .thenApply(v -> asks.stream().anyMatch(CompletableFuture::join));
     }
 
     private CoordinationException failure(Throwable t, int index) {

@@ -41,6 +41,8 @@ public final class LeaseKeeper implements AutoCloseable {
     private final Duration ttl;
     private final @Nullable Duration heartbeat;
     private final Listener listener;
+    /** One incarnation: every acquire attempt of this keeper carries it, so a late one changes nothing. */
+    private final String incarnation = java.util.UUID.randomUUID().toString();
 
     private final Object lock = new Object();
     private @Nullable Lease lease; // guarded by lock
@@ -75,7 +77,7 @@ public final class LeaseKeeper implements AutoCloseable {
             }
         }
         long sent = System.nanoTime();
-        Lease granted = client.acquire(mailboxId, holder, ttl);
+        Lease granted = CoordinationClient.join(client.acquireAsync(mailboxId, holder, ttl, incarnation));
         start(granted, sent);
         return granted;
     }

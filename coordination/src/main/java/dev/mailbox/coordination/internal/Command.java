@@ -23,7 +23,7 @@ public sealed interface Command {
      */
     default Command stamped(long now) {
         if (this instanceof Acquire a) {
-            return new Acquire(a.mailboxId(), a.runnerId(), a.nodeId(), a.address(), a.ttlMillis(), now);
+            return new Acquire(a.mailboxId(), a.runnerId(), a.nodeId(), a.address(), a.ttlMillis(), a.requestId(), now);
         } else if (this instanceof Release r) {
             return new Release(r.mailboxId(), r.leaseId(), r.epoch(), now);
         } else if (this instanceof Expire e) {
@@ -37,9 +37,17 @@ public sealed interface Command {
         return new SetPolicy(p.namespace(), p.ttlMillis(), p.heartbeatMillis(), p.graceMillis(), now);
     }
 
-    /** Grants a mailbox to a runner; {@code ttlMillis} 0 means the namespace's TTL. */
-    record Acquire(String mailboxId, String runnerId, String nodeId, String address, long ttlMillis, long now)
-            implements Command {
+    /**
+     * Grants a mailbox to a runner; {@code ttlMillis} 0 means the namespace's TTL. {@code requestId}
+     * is the same on every retry of one acquire call (empty: none), so a retry that lands twice
+     * returns the same lease instead of starting a new incarnation.
+     */
+    record Acquire(String mailboxId, String runnerId, String nodeId, String address, long ttlMillis, String requestId,
+                   long now) implements Command {
+        /** An acquire without a request id. */
+        public Acquire(String mailboxId, String runnerId, String nodeId, String address, long ttlMillis, long now) {
+            this(mailboxId, runnerId, nodeId, address, ttlMillis, "", now);
+        }
     }
 
     /** The holder gives its lease up. */
@@ -80,6 +88,7 @@ public sealed interface Command {
                 out.writeUTF(a.nodeId());
                 out.writeUTF(a.address());
                 out.writeLong(a.ttlMillis());
+                out.writeUTF(a.requestId());
             } else if (this instanceof Release r) {
                 out.writeByte(2);
                 out.writeUTF(r.mailboxId());
@@ -126,7 +135,8 @@ public sealed interface Command {
                     String n = in.readUTF();
                     String a = in.readUTF();
                     long ttl = in.readLong();
-                    yield new Acquire(m, r, n, a, ttl, in.readLong());
+                    String requestId = in.readUTF();
+                    yield new Acquire(m, r, n, a, ttl, requestId, in.readLong());
                 }
                 case 2 -> {
                     String m = in.readUTF();

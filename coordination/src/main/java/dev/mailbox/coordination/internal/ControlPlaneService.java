@@ -89,8 +89,12 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             out.onError(invalid(bad));
             return;
         }
+        if (r.getRequestId().length() > 64) {
+            out.onError(invalid("request id must be at most 64 characters, was " + r.getRequestId().length()));
+            return;
+        }
         reply(raft.write(new Command.Acquire(r.getMailboxId(), r.getRunnerId(), r.getNodeId(), r.getAddress(),
-                r.getTtlMillis(), 0)), out);
+                r.getTtlMillis(), r.getRequestId(), 0)), out);
     }
 
     @Override

@@ -33,9 +33,9 @@ public final class LeaseClient implements AutoCloseable {
     public LeaseClient(RaftGroup group) {
         RaftProperties p = new RaftProperties();
         // a dead or frozen leader must not hold a request for long: give up on it and look for the next
-        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(1, TimeUnit.SECONDS));
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(500, TimeUnit.MILLISECONDS));
         this.client = RaftClient.newBuilder().setProperties(p).setRaftGroup(group)
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(60,
                         TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
                 .build();
     }

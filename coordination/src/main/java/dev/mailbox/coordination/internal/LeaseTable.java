@@ -36,12 +36,14 @@ public final class LeaseTable {
     public static final int PARTITIONS = 256;
     /** How many terminal leases are kept, oldest dropped first. */
     public static final int HISTORY_LIMIT = 10_000;
-    private static final int SNAPSHOT_VERSION = 1;
+    private static final int SNAPSHOT_VERSION = 2;
     private static final int MAX_ID_LENGTH = 512;
 
     private final TreeMap<String, Lease> current = new TreeMap<>();
     private final ArrayDeque<Lease> history = new ArrayDeque<>();
     private final TreeMap<String, LeasePolicy> policies = new TreeMap<>();
+    /** The request id of the acquire that made each live lease's current epoch. */
+    private final TreeMap<String, String> requestIds = new TreeMap<>();
     private long appliedIndex;
     private long time;
 
@@ -95,12 +97,16 @@ public final class LeaseTable {
         Lease held = current.get(a.mailboxId());
         if (held != null && held.state().isLive()) {
             if (held.state() == LeaseState.ACTIVE && held.runnerId().equals(a.runnerId())) {
+                if (!a.requestId().isEmpty() && a.requestId().equals(requestIds.get(a.mailboxId()))) {
+                    return Outcome.ok(held); // the same call, retried: exactly the same answer
+                }
                 // the same runner again (a retry, or after a reconnect): it keeps the lease, under a new
                 // epoch, so whatever its earlier incarnation still has in flight (a release, a write
                 // fenced with the old epoch) is refused when it lands
                 Lease again = new Lease(held.leaseId(), held.mailboxId(), held.runnerId(), a.nodeId(), a.address(),
                         held.partition(), held.epoch() + 1, LeaseState.ACTIVE, ttl, held.grantedAtMillis(), 0);
                 current.put(a.mailboxId(), again);
+                requestIds.put(a.mailboxId(), a.requestId());
                 return Outcome.ok(again);
             }
             return Outcome.refused(held, "mailbox '" + a.mailboxId() + "' is held by runner '" + held.runnerId()
@@ -113,6 +119,7 @@ public final class LeaseTable {
             archive(held);
         }
         current.put(a.mailboxId(), lease);
+        requestIds.put(a.mailboxId(), a.requestId());
         return Outcome.ok(lease);
     }
 
@@ -127,6 +134,7 @@ public final class LeaseTable {
         }
         Lease ended = copy(held, to, held.epoch(), time);
         current.put(mailboxId, ended);
+        requestIds.remove(mailboxId);
         return Outcome.ok(ended);
     }
 
@@ -144,6 +152,7 @@ public final class LeaseTable {
         }
         Lease revoking = copy(held, LeaseState.REVOKING, held.epoch() + 1, 0);
         current.put(mailboxId, revoking);
+        requestIds.remove(mailboxId);
         return Outcome.ok(revoking);
     }
 
@@ -335,6 +344,11 @@ public final class LeaseTable {
         for (Lease l : history) {
             writeLease(data, l);
         }
+        data.writeInt(requestIds.size());
+        for (Map.Entry<String, String> e : requestIds.entrySet()) {
+            data.writeUTF(e.getKey());
+            data.writeUTF(e.getValue());
+        }
         data.flush();
     }
 
@@ -370,6 +384,10 @@ public final class LeaseTable {
             past.add(readLease(data));
         }
         t.history.addAll(past);
+        int ids = data.readInt();
+        for (int i = 0; i < ids; i++) {
+            t.requestIds.put(data.readUTF(), data.readUTF());
+        }
         return t;
     }
 

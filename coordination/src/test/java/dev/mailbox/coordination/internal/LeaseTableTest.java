@@ -61,6 +61,19 @@ class LeaseTableTest {
     }
 
     @Test
+    @DisplayName("a retried acquire (same request id) gets exactly the same lease; a new call gets a new epoch")
+    void retriedAcquire() {
+        Outcome first = apply(new Command.Acquire("retry@n1", "runner-a", "n", "a", 0, "call-1", 1_000));
+        Outcome retry = apply(new Command.Acquire("retry@n1", "runner-a", "n", "a", 0, "call-1", 1_100));
+        assertThat(retry).isEqualTo(first);
+        Outcome next = apply(new Command.Acquire("retry@n1", "runner-a", "n", "a", 0, "call-2", 1_200));
+        assertThat(next.lease().epoch()).isEqualTo(first.lease().epoch() + 1);
+        Outcome lateRetry = apply(new Command.Acquire("retry@n1", "runner-a", "n", "a", 0, "call-1", 1_300));
+        assertThat(lateRetry.lease().epoch()).as("an old call's retry is a new incarnation too")
+                .isEqualTo(next.lease().epoch() + 1);
+    }
+
+    @Test
     @DisplayName("release needs the current lease id and epoch; afterwards another runner gets epoch 2")
     void releaseAndRegrant() {
         Lease l = acquire("orders@n1", "runner-a");
