@@ -18,6 +18,8 @@ import dev.mailbox.coordination.proto.ListLeasesRequest;
 import dev.mailbox.coordination.proto.ReclaimLeaseRequest;
 import dev.mailbox.coordination.proto.ReleaseLeaseRequest;
 import dev.mailbox.coordination.proto.RenewLeaseRequest;
+import dev.mailbox.coordination.proto.RenewLeasesRequest;
+import dev.mailbox.coordination.proto.RenewResult;
 import dev.mailbox.coordination.proto.RevokeLeaseRequest;
 import dev.mailbox.coordination.proto.SetLeasePolicyRequest;
 import io.grpc.ManagedChannel;
@@ -65,6 +67,10 @@ public final class CoordinationClient implements AutoCloseable {
     private final Duration maxBackoff;
     private final AtomicInteger current = new AtomicInteger();
     private final ScheduledThreadPoolExecutor scheduler;
+    private static final int RENEW_PIPELINE = 2;
+    private static final int RENEW_BATCH = 500;
+    private final java.util.ArrayDeque<PendingRenewal> renewals = new java.util.ArrayDeque<>(); // guarded by itself
+    private int renewalCalls; // guarded by renewals
 
     private CoordinationClient(Builder b) {
         this.endpoints = List.copyOf(b.endpoints);
@@ -159,7 +165,70 @@ public final class CoordinationClient implements AutoCloseable {
     public CompletableFuture<Lease> renewAsync(Lease lease) {
         RenewLeaseRequest r = RenewLeaseRequest.newBuilder().setMailboxId(lease.mailboxId()).setLeaseId(lease.leaseId())
                 .setEpoch(lease.epoch()).build();
-        return call(s -> s.renewLease(r)).thenApply(CoordinationClient::lease);
+        PendingRenewal p = new PendingRenewal(r, new CompletableFuture<>());
+        List<PendingRenewal> batch = null;
+        synchronized (renewals) {
+            renewals.add(p);
+            if (renewalCalls < RENEW_PIPELINE) {
+                renewalCalls++;
+                batch = drainRenewals();
+            }
+        }
+        if (batch != null) {
+            sendRenewals(batch);
+        }
+        return p.result();
+    }
+
+    /** A renewal waiting for its batch. */
+    private record PendingRenewal(RenewLeaseRequest request, CompletableFuture<Lease> result) {
+    }
+
+    /** Holds the renewals lock. */
+    private List<PendingRenewal> drainRenewals() {
+        List<PendingRenewal> batch = new ArrayList<>(Math.min(renewals.size(), RENEW_BATCH));
+        while (!renewals.isEmpty() && batch.size() < RENEW_BATCH) {
+            batch.add(renewals.poll());
+        }
+        return batch;
+    }
+
+    /**
+     * Renewals are coalesced: at most {@link #RENEW_PIPELINE} RenewLeases calls are on their way, and
+     * whatever arrives meanwhile goes in the next one, so many keepers cost a few calls, not one each.
+     */
+    private void sendRenewals(List<PendingRenewal> batch) {
+        RenewLeasesRequest.Builder b = RenewLeasesRequest.newBuilder();
+        batch.forEach(p -> b.addRenewals(p.request()));
+        RenewLeasesRequest request = b.build();
+        call(s -> s.renewLeases(request)).whenComplete((reply, e) -> {
+            if (e != null) {
+                CoordinationException failure = rethrow(e);
+                batch.forEach(p -> p.result().completeExceptionally(failure));
+            } else {
+                for (int i = 0; i < batch.size(); i++) {
+                    RenewResult r = reply.getResults(i);
+                    if ("OK".equals(r.getCode())) {
+                        batch.get(i).result().complete(Protos.fromProto(r.getLease()));
+                    } else {
+                        batch.get(i).result().completeExceptionally(new CoordinationException(
+                                CoordinationException.Reason.valueOf(r.getCode()), r.getMessage(), null));
+                    }
+                }
+            }
+            List<PendingRenewal> next;
+            synchronized (renewals) {
+                if (renewals.isEmpty()) {
+                    renewalCalls--;
+                    next = null;
+                } else {
+                    next = drainRenewals();
+                }
+            }
+            if (next != null) {
+                sendRenewals(next);
+            }
+        });
     }
 
     /**
@@ -357,20 +426,38 @@ public final class CoordinationClient implements AutoCloseable {
                     result.completeExceptionally(e);
                     return;
                 }
-                // this node is down or has no leader to forward to: find the leader (or else move on to
-                // the next node) and try again after a pause
+                // this node is down or has no leader to forward to: move on, and wait for a leader
                 current.compareAndSet(index, index + 1);
-                long pause = Math.min(maxBackoff.toMillis(), backoff.toMillis() << Math.min(attempt - 1, 16));
-                long wait = pause / 2 + ThreadLocalRandom.current().nextLong(pause / 2 + 1);
-                discoverLeader().whenComplete((found, ignored) -> {
-                    try {
-                        scheduler.schedule(() -> attempt(rpc, attempt + 1, result), wait, TimeUnit.MILLISECONDS);
-                    } catch (RuntimeException rejected) {
-                        result.completeExceptionally(e);
-                    }
-                });
+                retryAtLeader(rpc, attempt + 1, result, e);
             }
         }, MoreExecutors.directExecutor());
+    }
+
+    /**
+     * Asks the nodes who leads and retries there as soon as one does (while the cluster elects, a call
+     * to a follower would only wait in its forwarding client); without a leader it asks again after a
+     * growing pause, and once the attempts are used up it sends the call wherever it can.
+     */
+    private <R> void retryAtLeader(Function<ControlPlaneGrpc.ControlPlaneFutureStub, ListenableFuture<R>> rpc,
+                                   int attempt, CompletableFuture<R> result, CoordinationException last) {
+        discoverLeader().whenComplete((found, ignored) -> {
+            try {
+                if (Boolean.TRUE.equals(found) || attempt >= maxAttempts || channels.size() == 1) {
+                    long pause = Boolean.TRUE.equals(found) ? 0 : pause(attempt);
+                    scheduler.schedule(() -> attempt(rpc, attempt, result), pause, TimeUnit.MILLISECONDS);
+                } else {
+                    scheduler.schedule(() -> retryAtLeader(rpc, attempt + 1, result, last), pause(attempt),
+                            TimeUnit.MILLISECONDS);
+                }
+            } catch (RuntimeException rejected) {
+                result.completeExceptionally(last);
+            }
+        });
+    }
+
+    private long pause(int attempt) {
+        long pause = Math.min(maxBackoff.toMillis(), backoff.toMillis() << Math.min(Math.max(attempt - 2, 0), 16));
+        return pause / 2 + ThreadLocalRandom.current().nextLong(pause / 2 + 1);
     }
 
     /**

@@ -254,7 +254,7 @@ public final class CoordinatorNode implements AutoCloseable {
         private String cluster = "default";
         private final Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
         private @Nullable Path dataDir;
-        private Duration electionTimeout = Duration.ofMillis(400);
+        private Duration electionTimeout = Duration.ofMillis(300);
         private long snapshotEvery = 10_000;
         private InetSocketAddress controlPlane = new InetSocketAddress("127.0.0.1", 0);
 
@@ -304,7 +304,7 @@ public final class CoordinatorNode implements AutoCloseable {
         }
 
         /**
-         * @param timeout the shortest election timeout (the longest is twice it; default 400 ms)
+         * @param timeout the shortest election timeout (the longest is twice it; default 300 ms)
          * @return this builder
          */
         public Builder electionTimeout(Duration timeout) {

@@ -17,12 +17,16 @@ import dev.mailbox.coordination.proto.Member;
 import dev.mailbox.coordination.proto.ReclaimLeaseRequest;
 import dev.mailbox.coordination.proto.ReleaseLeaseRequest;
 import dev.mailbox.coordination.proto.RenewLeaseRequest;
+import dev.mailbox.coordination.proto.RenewLeasesReply;
+import dev.mailbox.coordination.proto.RenewLeasesRequest;
+import dev.mailbox.coordination.proto.RenewResult;
 import dev.mailbox.coordination.proto.RevokeLeaseRequest;
 import dev.mailbox.coordination.proto.SetLeasePolicyRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -67,6 +71,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         <R> R readLocal(Function<LeaseTable, R> read);
     }
 
+    /** Most renewals one RenewLeases call may carry. */
+    public static final int MAX_BATCH = 1_000;
+
     private final Node node;
     private final RaftGateway raft;
 
@@ -104,6 +111,46 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         }
         reply(raft.leaderRead(new Wire.Read.Renew(r.getMailboxId(), r.getLeaseId(), r.getEpoch()))
                 .thenApply(Wire::decodeOutcome), out);
+    }
+
+    @Override
+    public void renewLeases(RenewLeasesRequest r, StreamObserver<RenewLeasesReply> out) {
+        int n = r.getRenewalsCount();
+        if (n > MAX_BATCH) {
+            out.onError(invalid("at most " + MAX_BATCH + " renewals per call, was " + n));
+            return;
+        }
+        RenewResult[] results = new RenewResult[n];
+        List<Wire.Read.Renew> batch = new ArrayList<>(n);
+        List<Integer> positions = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            RenewLeaseRequest one = r.getRenewals(i);
+            if (one.getMailboxId().isBlank() || one.getLeaseId() <= 0 || one.getEpoch() <= 0) {
+                results[i] = RenewResult.newBuilder().setCode("INVALID_ARGUMENT").setMessage(
+                        "mailbox id must not be blank and lease id and epoch must be positive").build();
+            } else {
+                batch.add(new Wire.Read.Renew(one.getMailboxId(), one.getLeaseId(), one.getEpoch()));
+                positions.add(i);
+            }
+        }
+        CompletableFuture<List<Outcome>> answers = batch.isEmpty() ? CompletableFuture.completedFuture(List.of())
+                : raft.leaderRead(new Wire.Read.RenewBatch(batch)).thenApply(Wire::decodeOutcomes);
+        answers.whenComplete((outcomes, e) -> {
+            if (e != null) {
+                out.onError(unavailable(e));
+                return;
+            }
+            for (int k = 0; k < outcomes.size(); k++) {
+                Outcome o = outcomes.get(k);
+                RenewResult.Builder b = RenewResult.newBuilder().setCode(o.code().name()).setMessage(o.message());
+                if (o.lease() != null) {
+                    b.setLease(Protos.toProto(o.lease()));
+                }
+                results[positions.get(k)] = b.build();
+            }
+            out.onNext(RenewLeasesReply.newBuilder().addAllResults(java.util.Arrays.asList(results)).build());
+            out.onCompleted();
+        });
     }
 
     @Override

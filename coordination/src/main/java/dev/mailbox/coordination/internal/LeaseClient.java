@@ -35,8 +35,8 @@ public final class LeaseClient implements AutoCloseable {
         // a dead or frozen leader must not hold a request for long: give up on it and look for the next
         RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(500, TimeUnit.MILLISECONDS));
         this.client = RaftClient.newBuilder().setProperties(p).setRaftGroup(group)
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(60,
-                        TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(100,
+                        TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)))
                 .build();
     }
 

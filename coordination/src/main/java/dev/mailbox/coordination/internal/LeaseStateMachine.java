@@ -173,23 +173,35 @@ public final class LeaseStateMachine extends BaseStateMachine {
             } else if (read instanceof Wire.Read.Policy p) {
                 answer = Wire.encode(table.policy(p.namespace()));
             } else {
-                Wire.Read.Renew r = (Wire.Read.Renew) read;
                 if (!isLeader()) {
                     // only the leader's deadlines count; a renewal anywhere else would be lost
                     return CompletableFuture.failedFuture(new IllegalStateException(
                             "renewals are served by the leader only"));
                 }
-                Outcome o = table.checkRenew(r.mailboxId(), r.leaseId(), r.epoch());
-                if (o.isOk() && !deadlines.renew(r.mailboxId(), r.leaseId(), System.nanoTime())) {
-                    o = Outcome.refused(o.lease(), "lease " + r.leaseId() + " of mailbox '" + r.mailboxId()
-                            + "' is expiring");
+                long now = System.nanoTime();
+                if (read instanceof Wire.Read.RenewBatch batch) {
+                    List<Outcome> outcomes = new ArrayList<>(batch.renewals().size());
+                    for (Wire.Read.Renew r : batch.renewals()) {
+                        outcomes.add(renew(r, now));
+                    }
+                    answer = Wire.encodeOutcomes(outcomes);
+                } else {
+                    answer = Wire.encode(renew((Wire.Read.Renew) read, now));
                 }
-                answer = Wire.encode(o);
             }
         } finally {
             lock.readLock().unlock();
         }
         return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(answer)));
+    }
+
+    /** Checks one renewal against the table and pushes its deadline back. Holds the read lock. */
+    private Outcome renew(Wire.Read.Renew r, long now) {
+        Outcome o = table.checkRenew(r.mailboxId(), r.leaseId(), r.epoch());
+        if (o.isOk() && !deadlines.renew(r.mailboxId(), r.leaseId(), now)) {
+            o = Outcome.refused(o.lease(), "lease " + r.leaseId() + " of mailbox '" + r.mailboxId() + "' is expiring");
+        }
+        return o;
     }
 
     private boolean isLeader() {

@@ -23,6 +23,7 @@ public final class Wire {
     private static final byte LIST = 2;
     private static final byte RENEW = 3;
     private static final byte POLICY = 4;
+    private static final byte RENEW_BATCH = 5;
 
     private Wire() {
     }
@@ -39,6 +40,10 @@ public final class Wire {
 
         /** A heartbeat: answered on the leader, which pushes the lease's expiry back. */
         record Renew(String mailboxId, long leaseId, long epoch) implements Read {
+        }
+
+        /** Many heartbeats at once; answered with one outcome each, in order. */
+        record RenewBatch(List<Renew> renewals) implements Read {
         }
 
         /** A namespace's lease policy. */
@@ -66,6 +71,14 @@ public final class Wire {
             } else if (read instanceof Read.Policy p) {
                 out.writeByte(POLICY);
                 out.writeUTF(p.namespace());
+            } else if (read instanceof Read.RenewBatch b) {
+                out.writeByte(RENEW_BATCH);
+                out.writeInt(b.renewals().size());
+                for (Read.Renew r : b.renewals()) {
+                    out.writeUTF(r.mailboxId());
+                    out.writeLong(r.leaseId());
+                    out.writeLong(r.epoch());
+                }
             }
         });
     }
@@ -82,6 +95,14 @@ public final class Wire {
                 case LIST -> new Read.ListLeases(in.readUTF());
                 case RENEW -> new Read.Renew(in.readUTF(), in.readLong(), in.readLong());
                 case POLICY -> new Read.Policy(in.readUTF());
+                case RENEW_BATCH -> {
+                    int n = in.readInt();
+                    List<Read.Renew> list = new ArrayList<>(n);
+                    for (int i = 0; i < n; i++) {
+                        list.add(new Read.Renew(in.readUTF(), in.readLong(), in.readLong()));
+                    }
+                    yield new Read.RenewBatch(list);
+                }
                 default -> throw new IllegalArgumentException("unknown read tag " + tag);
             };
         } catch (IOException e) {
@@ -112,6 +133,40 @@ public final class Wire {
             return new Outcome(code, readOptional(in), message);
         } catch (IOException e) {
             throw new IllegalArgumentException("truncated outcome: " + e, e);
+        }
+    }
+
+    /**
+     * @param outcomes outcomes
+     * @return their bytes
+     */
+    public static byte[] encodeOutcomes(List<Outcome> outcomes) {
+        return write(out -> {
+            out.writeInt(outcomes.size());
+            for (Outcome o : outcomes) {
+                out.writeByte(o.code().ordinal());
+                out.writeUTF(o.message());
+                writeOptional(out, o.lease());
+            }
+        });
+    }
+
+    /**
+     * @param bytes what {@link #encodeOutcomes} wrote
+     * @return the outcomes
+     */
+    public static List<Outcome> decodeOutcomes(byte[] bytes) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            int n = in.readInt();
+            List<Outcome> out = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                Outcome.Code code = Outcome.Code.values()[in.readByte()];
+                String message = in.readUTF();
+                out.add(new Outcome(code, readOptional(in), message));
+            }
+            return out;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("truncated outcomes: " + e, e);
         }
     }
 

@@ -1,0 +1,342 @@
+package dev.mailbox.benchmarks;
+
+import dev.mailbox.coordination.CoordinationClient;
+import dev.mailbox.coordination.CoordinatorNode;
+import dev.mailbox.coordination.Lease;
+import dev.mailbox.coordination.LeaseHolder;
+import dev.mailbox.coordination.internal.Command;
+import dev.mailbox.coordination.internal.LeaseClient;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+/**
+ * The coordinator's figures on a 3-node cluster in this JVM (loopback, temp data dirs, fsync'd Ratis
+ * logs): acquire latency next to a bare Ratis write, concurrent acquires, renewals, failover, and a
+ * cluster holding 100,000 live leases.
+ *
+ * <p>{@code java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.CoordinationHarness [--quick]}
+ */
+public final class CoordinationHarness {
+
+    private static final LeaseHolder HOLDER = new LeaseHolder("bench-runner", "bench-node", "127.0.0.1:1");
+
+    private final boolean quick;
+    private final Path root;
+    private final String cluster = "bench-" + System.nanoTime();
+    private final Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
+    private final Map<String, InetSocketAddress> control = new LinkedHashMap<>();
+    private final Map<String, CoordinatorNode> running = new LinkedHashMap<>();
+    private final AtomicInteger names = new AtomicInteger();
+
+    private CoordinationHarness(boolean quick) throws IOException {
+        this.quick = quick;
+        this.root = Files.createTempDirectory("coordination-bench-");
+        for (String id : List.of("n1", "n2", "n3")) {
+            peers.put(id, new InetSocketAddress("127.0.0.1", freePort()));
+            control.put(id, new InetSocketAddress("127.0.0.1", freePort()));
+            Files.createDirectories(root.resolve(id));
+        }
+    }
+
+    /**
+     * @param args {@code --quick} for a short run
+     * @throws Exception if the cluster fails
+     */
+    public static void main(String[] args) throws Exception {
+        CoordinationHarness h = new CoordinationHarness(Arrays.asList(args).contains("--quick"));
+        try {
+            h.run();
+        } finally {
+            h.close();
+        }
+        System.exit(0);
+    }
+
+    private void run() throws Exception {
+        System.out.printf(Locale.ROOT, "coordination harness: 3 nodes in one JVM, %d cores, %s%n",
+                Runtime.getRuntime().availableProcessors(), quick ? "quick" : "full");
+        peers.keySet().forEach(this::start);
+        awaitLeader();
+        try (CoordinationClient client = client(); LeaseClient raft = new LeaseClient(CoordinatorNode.group(cluster, peers))) {
+            warmUp(client, raft);
+            acquireLatency(client, raft);
+            concurrentAcquires();
+            renewals(client);
+            failover(client);
+            manyLeases(client);
+        }
+    }
+
+    private void warmUp(CoordinationClient client, LeaseClient raft) {
+        for (int i = 0; i < 300; i++) {
+            client.acquire(next("warm"), HOLDER);
+            raft.write(new Command.SetPolicy("warm", 10_000, 3_000, 2_000, 0));
+        }
+    }
+
+    /** Sequential acquires through the control plane next to a bare Ratis write (the baseline). */
+    private void acquireLatency(CoordinationClient client, LeaseClient raft) {
+        int n = quick ? 300 : 2_000;
+        long[] bare = new long[n];
+        long[] acquire = new long[n];
+        for (int i = 0; i < n; i++) { // interleaved, so drift hits both alike
+            long t0 = System.nanoTime();
+            raft.write(new Command.SetPolicy("bare", 10_000, 3_000, 2_000, 0));
+            long t1 = System.nanoTime();
+            client.acquire(next("seq"), HOLDER);
+            long t2 = System.nanoTime();
+            bare[i] = t1 - t0;
+            acquire[i] = t2 - t1;
+        }
+        Arrays.sort(bare);
+        Arrays.sort(acquire);
+        System.out.println("\n1. sequential acquire latency (one client, one call at a time)");
+        Rounds.latencyRow("bare Ratis write (client -> leader, fsync'd, replicated)", bare);
+        Rounds.latencyRow("AcquireLease through CoordinationClient", acquire);
+        System.out.printf(Locale.ROOT, "   %-64s %s (p99 %.1f ms, target <= 15 ms)%n", "acquire p99",
+                Rounds.percentile(acquire, 99) <= 15_000_000 ? "MET" : "MISSED", Rounds.percentile(acquire, 99) / 1e6);
+    }
+
+    /** 64 callers acquiring distinct mailboxes at once. */
+    private void concurrentAcquires() throws Exception {
+        int callers = 64;
+        long millis = quick ? 2_000 : 6_000;
+        AtomicLong done = new AtomicLong();
+        List<long[]> lat = new ArrayList<>();
+        try (CoordinationClient a = client(); CoordinationClient b = client()) {
+            CountDownLatch finished = new CountDownLatch(callers);
+            long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+            long start = System.nanoTime();
+            for (int t = 0; t < callers; t++) {
+                CoordinationClient c = t % 2 == 0 ? a : b;
+                long[] mine = new long[100_000];
+                lat.add(mine);
+                Thread thread = new Thread(() -> {
+                    int k = 0;
+                    while (System.nanoTime() < end && k < mine.length) {
+                        long t0 = System.nanoTime();
+                        c.acquire(next("conc"), HOLDER);
+                        mine[k++] = System.nanoTime() - t0;
+                        done.incrementAndGet();
+                    }
+                    finished.countDown();
+                });
+                thread.start();
+            }
+            finished.await();
+            double seconds = (System.nanoTime() - start) / 1e9;
+            double rate = done.get() / seconds;
+            long[] all = lat.stream().flatMapToLong(Arrays::stream).filter(x -> x > 0).sorted().toArray();
+            System.out.println("\n2. concurrent acquires: 64 callers on two clients");
+            System.out.printf(Locale.ROOT, "   %-64s %,14.0f /s%n", "acquires", rate);
+            Rounds.latencyRow("acquire latency under that load", all);
+            Rounds.verdict("throughput vs target 1,000/s", rate / 1_000.0, 1.0);
+        }
+    }
+
+    /** Renewals of 1,000 live leases, pipelined; no log write each. */
+    private void renewals(CoordinationClient client) throws Exception {
+        int leases = 1_000;
+        List<Lease> held = new ArrayList<>();
+        for (int i = 0; i < leases; i++) {
+            held.add(client.acquire(next("renew"), HOLDER, Duration.ofMinutes(5)));
+        }
+        long millis = quick ? 3_000 : 10_000;
+        int window = 128;
+        Semaphore inFlight = new Semaphore(window);
+        AtomicLong ok = new AtomicLong();
+        AtomicLong failed = new AtomicLong();
+        long[] lat = new long[4_000_000];
+        AtomicInteger slot = new AtomicInteger();
+        double cpuBefore = processCpuSeconds();
+        long start = System.nanoTime();
+        long end = start + TimeUnit.MILLISECONDS.toNanos(millis);
+        int i = 0;
+        while (System.nanoTime() < end) {
+            inFlight.acquire();
+            Lease l = held.get(i++ % leases);
+            long t0 = System.nanoTime();
+            client.renewAsync(l).whenComplete((r, e) -> {
+                long d = System.nanoTime() - t0;
+                int s = slot.getAndIncrement();
+                if (s < lat.length) {
+                    lat[s] = d;
+                }
+                (e == null ? ok : failed).incrementAndGet();
+                inFlight.release();
+            });
+        }
+        inFlight.acquire(window);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        double cpu = (processCpuSeconds() - cpuBefore) / seconds / Runtime.getRuntime().availableProcessors();
+        long[] sorted = Arrays.copyOf(lat, Math.min(slot.get(), lat.length));
+        Arrays.sort(sorted);
+        double rate = ok.get() / seconds;
+        System.out.printf(Locale.ROOT, "%n3. renewals: %d leases, %d in flight, %.0f s%n", leases, window, seconds);
+        System.out.printf(Locale.ROOT, "   %-64s %,14.0f /s  (%d failed; CPU %.0f%% of the machine)%n",
+                "renewals", rate, failed.get(), cpu * 100);
+        Rounds.latencyRow("renewal latency", sorted);
+        Rounds.verdict("throughput vs target 20,000/s", rate / 20_000.0, 1.0);
+        System.out.printf(Locale.ROOT, "   %-64s %s (p99 %.2f ms, target <= 10 ms)%n", "renewal p99",
+                Rounds.percentile(sorted, 99) <= 10_000_000 ? "MET" : "MISSED", Rounds.percentile(sorted, 99) / 1e6);
+    }
+
+    /** Kill the leader, time the next successful acquire through the client. */
+    private void failover(CoordinationClient client) throws Exception {
+        int kills = quick ? 5 : 20;
+        long[] times = new long[kills];
+        for (int k = 0; k < kills; k++) {
+            String leader = awaitLeader();
+            client.acquire(next("pre"), HOLDER); // the client talks to the leader now
+            // closing a Ratis server takes a while; the node is gone for the others from its first step
+            CoordinatorNode victim = running.remove(leader);
+            Thread closer = new Thread(victim::close);
+            long t0 = System.nanoTime();
+            closer.start();
+            client.acquire(next("failover"), HOLDER);
+            times[k] = System.nanoTime() - t0;
+            closer.join();
+            start(leader);
+            String now = awaitLeader();
+            long target = running.get(now).appliedIndex();
+            while (running.get(leader).appliedIndex() < target) {
+                Thread.sleep(20);
+            }
+        }
+        Arrays.sort(times);
+        System.out.printf(Locale.ROOT, "%n4. failover: leader killed -> next acquire succeeds, %d kills%n", kills);
+        Rounds.latencyRow("kill to next successful acquire", times);
+        System.out.printf(Locale.ROOT, "   %-64s %s (p99 %.0f ms, target <= 1,000 ms, goal 500 ms)%n", "failover p99",
+                Rounds.percentile(times, 99) <= 1_000_000_000L ? "MET" : "MISSED", Rounds.percentile(times, 99) / 1e6);
+    }
+
+    /** 100,000 live leases: snapshot time, restart to serving, heap. */
+    private void manyLeases(CoordinationClient client) throws Exception {
+        int n = quick ? 20_000 : 100_000;
+        long heapBefore = usedHeapAfterGc();
+        long t0 = System.nanoTime();
+        Semaphore window = new Semaphore(256);
+        AtomicLong failed = new AtomicLong();
+        for (int i = 0; i < n; i++) {
+            window.acquire();
+            CompletableFuture<Lease> f = client.acquireAsync(next("many"), HOLDER, Duration.ofMinutes(10));
+            f.whenComplete((l, e) -> {
+                if (e != null) {
+                    failed.incrementAndGet();
+                }
+                window.release();
+            });
+        }
+        window.acquire(256);
+        double fill = (System.nanoTime() - t0) / 1e9;
+        String leader = awaitLeader();
+        long total = running.get(leader).table().leases().size();
+        long heapAfter = usedHeapAfterGc();
+        long s0 = System.nanoTime();
+        running.get(leader).takeSnapshot();
+        double snapshotMs = (System.nanoTime() - s0) / 1e6;
+        long snapshotBytes;
+        try (Stream<Path> files = Files.walk(root.resolve(leader))) {
+            snapshotBytes = files.filter(p -> p.getFileName().toString().startsWith("snapshot.")
+                    && !p.toString().endsWith(".md5")).mapToLong(p -> p.toFile().length()).max().orElse(0);
+        }
+        for (CoordinatorNode node : running.values()) {
+            node.takeSnapshot();
+        }
+        new ArrayList<>(running.keySet()).forEach(id -> running.remove(id).close());
+        long r0 = System.nanoTime();
+        peers.keySet().forEach(this::start);
+        client.acquire(next("after-restart"), HOLDER);
+        double restartMs = (System.nanoTime() - r0) / 1e6;
+        long restored = running.get(awaitLeader()).table().leases().size();
+        System.out.printf(Locale.ROOT, "%n5. %,d live leases (%,d in the table; filled in %.1f s, %d failed)%n", n, total,
+                fill, failed.get());
+        System.out.printf(Locale.ROOT, "   %-64s %,10.0f ms (%,d bytes)%n", "snapshot on the leader", snapshotMs,
+                snapshotBytes);
+        System.out.printf(Locale.ROOT, "   %-64s %,10.0f ms (%,d leases restored)%n",
+                "all three restarted -> first acquire served", restartMs, restored);
+        System.out.printf(Locale.ROOT, "   %-64s %,10.1f MB (3 replicas in this JVM; %.0f bytes per lease per replica)%n",
+                "heap growth", (heapAfter - heapBefore) / 1e6, (heapAfter - heapBefore) / 3.0 / total);
+    }
+
+    // --- cluster plumbing ------------------------------------------------------------------------------
+
+    private void start(String id) {
+        running.put(id, CoordinatorNode.builder(id).cluster(cluster).peers(peers).dataDir(root.resolve(id))
+                .controlPlane(control.get(id)).snapshotEvery(200_000).start());
+    }
+
+    private CoordinationClient client() {
+        CoordinationClient.Builder b = CoordinationClient.builder().callTimeout(Duration.ofSeconds(2)).maxAttempts(40)
+                .backoff(Duration.ofMillis(10), Duration.ofMillis(100));
+        control.values().forEach(a -> b.endpoint(a.getHostString() + ":" + a.getPort()));
+        return b.build();
+    }
+
+    private String awaitLeader() throws InterruptedException {
+        while (true) {
+            for (CoordinatorNode n : running.values()) {
+                if (n.isLeader()) {
+                    return n.id();
+                }
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    private String next(String prefix) {
+        return prefix + "@m" + names.incrementAndGet();
+    }
+
+    private static double processCpuSeconds() {
+        var os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+            return sun.getProcessCpuTime() / 1e9;
+        }
+        return 0;
+    }
+
+    private static long usedHeapAfterGc() {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+        }
+        Runtime r = Runtime.getRuntime();
+        return r.totalMemory() - r.freeMemory();
+    }
+
+    private void close() {
+        new ArrayList<>(running.values()).forEach(CoordinatorNode::close);
+        try (Stream<Path> files = Files.walk(root)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}
