@@ -4,7 +4,13 @@
  * <p>A {@link dev.mailbox.coordination.Lease} names the runner that holds a mailbox and the epoch that
  * fences it: every renewal and release must carry the lease id and epoch it was granted with, and
  * anything acting for an older epoch is refused. Types in this package are non-null unless annotated
- * otherwise. This module is being built: the replicated coordinator and its control plane come next.
+ * otherwise.
+ *
+ * <p>{@link dev.mailbox.coordination.CoordinatorNode} runs one member of a replicated coordinator
+ * (embedded Apache Ratis, 1, 3 or 5 nodes) with its grpc-java control plane;
+ * {@link dev.mailbox.coordination.CoordinationClient} calls it from any process, and
+ * {@link dev.mailbox.coordination.LeaseKeeper} holds one mailbox's lease for a runner. Errors are
+ * {@link dev.mailbox.coordination.CoordinationException}.
  */
 @NullMarked
 package dev.mailbox.coordination;
