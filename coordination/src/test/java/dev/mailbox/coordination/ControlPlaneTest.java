@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.mailbox.coordination.CoordinationException.Reason;
+import dev.mailbox.coordination.internal.LeaseTable;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -89,7 +90,7 @@ class ControlPlaneTest {
             assertThat(a.state()).isEqualTo(LeaseState.ACTIVE);
             assertThat(a.epoch()).isEqualTo(1);
             assertThat(a.runnerId()).isEqualTo("runner-a");
-            assertThat(a.partition()).isEqualTo(TableView.partition("life@m"));
+            assertThat(a.partition()).isEqualTo(LeaseTable.partition("life@m"));
             assertThat(a.ttlMillis()).isEqualTo(30_000);
             refused(() -> client.acquire("life@m", B), Reason.FAILED_PRECONDITION, "held by runner 'runner-a'");
             Lease again = client.acquire("life@m", A, Duration.ofSeconds(30));
@@ -257,13 +258,6 @@ class ControlPlaneTest {
                 assertThat(e.reason()).isEqualTo(reason);
                 assertThat(e.isRetryable()).isFalse();
             }).hasMessageContaining(text);
-        }
-    }
-
-    /** The partition function as the coordinator computes it. */
-    static final class TableView {
-        static int partition(String mailboxId) {
-            return dev.mailbox.coordination.internal.LeaseTable.partition(mailboxId);
         }
     }
 }

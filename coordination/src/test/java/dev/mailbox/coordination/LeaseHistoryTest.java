@@ -201,9 +201,9 @@ class LeaseHistoryTest {
         // a runner that acquires again while its own lease lives keeps that lease under a new epoch: it
         // is a new incarnation, and the one before ends (its epoch is fenced) when it asks
         List<Belief> truncated = new ArrayList<>();
-        Map<String, List<Belief>> byWorker = all.stream()
+        Map<String, List<Belief>> byHolding = all.stream()
                 .collect(Collectors.groupingBy(b -> b.worker() + "/" + b.lease().leaseId()));
-        for (List<Belief> list : byWorker.values()) {
+        for (List<Belief> list : byHolding.values()) {
             list.sort(Comparator.comparingLong(Belief::from));
             for (int i = 0; i < list.size(); i++) {
                 Belief b = list.get(i);

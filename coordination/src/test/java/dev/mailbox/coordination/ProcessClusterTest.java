@@ -102,7 +102,7 @@ class ProcessClusterTest {
         }
         assertThat(refused).as("refusals once the old leader caught up").isPositive();
         assertThat(b.isHeld()).as("B still holds (lost: %s)", bLost).isTrue();
-        TestClusterLike.await(() -> all.clusterStatusOfEach().values().stream().filter(ClusterStatus::isLeader).count() == 1
+        await(() -> all.clusterStatusOfEach().values().stream().filter(ClusterStatus::isLeader).count() == 1
                 && all.clusterStatusOfEach().size() == 3, "one leader, three members answering");
 
         // now kill the leader outright while B keeps its lease through the surviving nodes
@@ -112,7 +112,7 @@ class ProcessClusterTest {
         Lease other = all.acquire("iso@other", new LeaseHolder("runner-c", "node-c", "127.0.0.1:3"));
         assertThat(other.state()).as("a new leader serves writes").isEqualTo(LeaseState.ACTIVE);
         long start = System.nanoTime();
-        TestClusterLike.await(() -> System.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(3_000), "3 s of renewals");
+        await(() -> System.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(3_000), "3 s of renewals");
         assertThat(b.isHeld()).as("B's lease survived the kill").isTrue();
         assertThat(all.get("iso@m").orElseThrow()).as("not expired, not re-granted").isEqualTo(before);
         b.close();
@@ -145,7 +145,7 @@ class ProcessClusterTest {
 
     private String awaitLeader(CoordinationClient c) {
         String[] leader = new String[1];
-        TestClusterLike.await(() -> {
+        await(() -> {
             for (ClusterStatus s : c.clusterStatusOfEach().values()) {
                 if (s.isLeader()) {
                     leader[0] = s.nodeId();
@@ -180,10 +180,7 @@ class ProcessClusterTest {
         }
     }
 
-    /** The polling wait of {@link TestCluster}, for conditions of processes. */
-    private static final class TestClusterLike {
-        static void await(java.util.function.BooleanSupplier condition, String what) {
-            TestCluster.await(PATIENCE, condition, what);
-        }
+    private static void await(java.util.function.BooleanSupplier condition, String what) {
+        TestCluster.await(PATIENCE, condition, what);
     }
 }

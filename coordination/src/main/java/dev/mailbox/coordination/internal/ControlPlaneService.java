@@ -125,9 +125,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         List<Integer> positions = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             RenewLeaseRequest one = r.getRenewals(i);
-            if (one.getMailboxId().isBlank() || one.getLeaseId() <= 0 || one.getEpoch() <= 0) {
-                results[i] = RenewResult.newBuilder().setCode("INVALID_ARGUMENT").setMessage(
-                        "mailbox id must not be blank and lease id and epoch must be positive").build();
+            String bad = leaseRefProblem(one.getMailboxId(), one.getLeaseId(), one.getEpoch());
+            if (bad != null) {
+                results[i] = RenewResult.newBuilder().setCode("INVALID_ARGUMENT").setMessage(bad).build();
             } else {
                 batch.add(new Wire.Read.Renew(one.getMailboxId(), one.getLeaseId(), one.getEpoch()));
                 positions.add(i);
@@ -292,14 +292,21 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     }
 
     private static boolean refuseLeaseRef(String mailboxId, long leaseId, long epoch, StreamObserver<?> out) {
-        if (refuseMailbox(mailboxId, out)) {
-            return true;
+        String bad = leaseRefProblem(mailboxId, leaseId, epoch);
+        if (bad != null) {
+            out.onError(invalid(bad));
+        }
+        return bad != null;
+    }
+
+    private static @Nullable String leaseRefProblem(String mailboxId, long leaseId, long epoch) {
+        if (mailboxId.isBlank()) {
+            return "mailbox id must not be blank";
         }
         if (leaseId <= 0 || epoch <= 0) {
-            out.onError(invalid("lease id and epoch must be positive, were " + leaseId + " and " + epoch));
-            return true;
+            return "lease id and epoch must be positive, were " + leaseId + " and " + epoch;
         }
-        return false;
+        return null;
     }
 
     private static @Nullable String ttlProblem(long ttlMillis) {

@@ -81,17 +81,6 @@ public final class LeaseClient implements AutoCloseable {
 
     /**
      * @param mailboxId the mailbox
-     * @param leaseId   the lease id granted
-     * @param epoch     the epoch granted
-     * @return OK with the lease, or why not
-     */
-    public CompletableFuture<Outcome> renewAsync(String mailboxId, long leaseId, long epoch) {
-        return client.async().sendReadOnly(message(Wire.encode(new Wire.Read.Renew(mailboxId, leaseId, epoch))))
-                .thenApply(LeaseClient::outcome);
-    }
-
-    /**
-     * @param mailboxId the mailbox
      * @return OK with its latest lease, or NOT_FOUND
      */
     public Outcome get(String mailboxId) {

@@ -360,9 +360,5 @@ public final class LeaseStateMachine extends BaseStateMachine {
                 t.retry();
             }
         }
-
-        int size() {
-            return byMailbox.size();
-        }
     }
 }

@@ -115,11 +115,19 @@ public final class Wire {
      * @return its bytes
      */
     public static byte[] encode(Outcome o) {
-        return write(out -> {
-            out.writeByte(o.code().ordinal());
-            out.writeUTF(o.message());
-            writeOptional(out, o.lease());
-        });
+        return write(out -> writeOutcome(out, o));
+    }
+
+    private static void writeOutcome(DataOutputStream out, Outcome o) throws IOException {
+        out.writeByte(o.code().ordinal());
+        out.writeUTF(o.message());
+        writeOptional(out, o.lease());
+    }
+
+    private static Outcome readOutcome(DataInputStream in) throws IOException {
+        Outcome.Code code = Outcome.Code.values()[in.readByte()];
+        String message = in.readUTF();
+        return new Outcome(code, readOptional(in), message);
     }
 
     /**
@@ -128,9 +136,7 @@ public final class Wire {
      */
     public static Outcome decodeOutcome(byte[] bytes) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
-            Outcome.Code code = Outcome.Code.values()[in.readByte()];
-            String message = in.readUTF();
-            return new Outcome(code, readOptional(in), message);
+            return readOutcome(in);
         } catch (IOException e) {
             throw new IllegalArgumentException("truncated outcome: " + e, e);
         }
@@ -144,9 +150,7 @@ public final class Wire {
         return write(out -> {
             out.writeInt(outcomes.size());
             for (Outcome o : outcomes) {
-                out.writeByte(o.code().ordinal());
-                out.writeUTF(o.message());
-                writeOptional(out, o.lease());
+                writeOutcome(out, o);
             }
         });
     }
@@ -160,9 +164,7 @@ public final class Wire {
             int n = in.readInt();
             List<Outcome> out = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
-                Outcome.Code code = Outcome.Code.values()[in.readByte()];
-                String message = in.readUTF();
-                out.add(new Outcome(code, readOptional(in), message));
+                out.add(readOutcome(in));
             }
             return out;
         } catch (IOException e) {
