@@ -7,6 +7,13 @@ import com.google.common.util.concurrent.MoreExecutors;
 import dev.mailbox.coordination.internal.Protos;
 import dev.mailbox.coordination.proto.AcquireLeaseRequest;
 import dev.mailbox.coordination.proto.ClusterStatusReply;
+import dev.mailbox.coordination.proto.CreateNamespaceRequest;
+import dev.mailbox.coordination.proto.GetNamespaceRequest;
+import dev.mailbox.coordination.proto.GetPartitionMapRequest;
+import dev.mailbox.coordination.proto.ListNamespacesRequest;
+import dev.mailbox.coordination.proto.ListNodesRequest;
+import dev.mailbox.coordination.proto.ListRoutesRequest;
+import dev.mailbox.coordination.proto.RegisterNodeRequest;
 import dev.mailbox.coordination.proto.ClusterStatusRequest;
 import dev.mailbox.coordination.proto.Consistency;
 import dev.mailbox.coordination.proto.ControlPlaneGrpc;
@@ -367,6 +374,129 @@ public final class CoordinationClient implements AutoCloseable {
         return out;
     }
 
+    // --- nodes, partitions, namespaces, routes -----------------------------------------------------
+
+    /**
+     * What a node's registration returned.
+     *
+     * @param node   the node as registered
+     * @param lease  its registration lease (mailbox {@code _nodes@<id>}): renew it with
+     *               {@link #renew(Lease)} at the namespace's heartbeat interval, or the node goes down
+     * @param ranges the partitions it owns as of the registration
+     */
+    public record Registration(NodeInfo node, Lease lease, List<PartitionMap.Range> ranges) {
+    }
+
+    /**
+     * Registers a mailbox node (again, after a restart or after it was marked down), which acquires its
+     * registration lease.
+     *
+     * @param node the node; {@code up} and {@code registeredAtMillis} are ignored
+     * @param ttl  how long it stays up without a heartbeat, or zero for the {@code _nodes} namespace's policy
+     * @return the registration
+     * @throws CoordinationException INVALID_ARGUMENT for a malformed node
+     */
+    public Registration registerNode(NodeInfo node, Duration ttl) {
+        RegisterNodeRequest r = RegisterNodeRequest.newBuilder().setNode(Protos.toProto(node))
+                .setTtlMillis(ttl.toMillis()).setRequestId(java.util.UUID.randomUUID().toString()).build();
+        return join(call(s -> s.registerNode(r)).thenApply(reply -> new Registration(Protos.fromProto(reply.getNode()),
+                Protos.fromProto(reply.getLease()),
+                reply.getPartitionRangesList().stream().map(Protos::fromProto).toList())));
+    }
+
+    /** @return every registered node, with whether it is up, as the answering coordinator has applied it */
+    public List<NodeInfo> nodes() {
+        return join(call(s -> s.listNodes(ListNodesRequest.getDefaultInstance()))
+                .thenApply(reply -> reply.getNodesList().stream().map(Protos::fromProto).toList()));
+    }
+
+    /** @return the partition map over the nodes that are up */
+    public PartitionMap partitionMap() {
+        return join(call(s -> s.getPartitionMap(GetPartitionMapRequest.getDefaultInstance()))
+                .thenApply(reply -> PartitionMap.fromRanges(reply.getRangesList().stream().map(Protos::fromProto)
+                        .toList())));
+    }
+
+    /**
+     * Creates a namespace.
+     *
+     * @param name   1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit
+     * @param policy the lease policy of its mailboxes, or null for {@link LeasePolicy#DEFAULT}
+     * @param labels free-form labels
+     * @return the namespace, with its partition and current owner
+     * @throws CoordinationException INVALID_ARGUMENT for a bad name, ALREADY_EXISTS if it exists
+     */
+    public NamespaceInfo createNamespace(String name, @Nullable LeasePolicy policy, Map<String, String> labels) {
+        CreateNamespaceRequest.Builder b = CreateNamespaceRequest.newBuilder().setName(name).putAllLabels(labels);
+        if (policy != null) {
+            b.setTtlMillis(policy.ttl().toMillis()).setHeartbeatMillis(policy.heartbeatInterval().toMillis())
+                    .setGraceMillis(policy.grace().toMillis());
+        }
+        CreateNamespaceRequest r = b.build();
+        return join(call(s -> s.createNamespace(r)).thenApply(reply -> Protos.fromProto(reply.getNamespace())));
+    }
+
+    /**
+     * @param name a namespace
+     * @return it, or empty if the answering coordinator does not know it
+     */
+    public Optional<NamespaceInfo> namespace(String name) {
+        GetNamespaceRequest r = GetNamespaceRequest.newBuilder().setName(name).build();
+        try {
+            return Optional.of(join(call(s -> s.getNamespace(r))
+                    .thenApply(reply -> Protos.fromProto(reply.getNamespace()))));
+        } catch (CoordinationException e) {
+            if (e.reason() == CoordinationException.Reason.NOT_FOUND) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    /** @return every namespace, by name */
+    public List<NamespaceInfo> namespaces() {
+        return join(call(s -> s.listNamespaces(ListNamespacesRequest.getDefaultInstance()))
+                .thenApply(reply -> reply.getNamespacesList().stream().map(Protos::fromProto).toList()));
+    }
+
+    /**
+     * The routing table at one revision.
+     *
+     * @param revision the log index of its last change
+     * @param routes   a route per mailbox with an active lease, by mailbox id
+     */
+    public record Routes(long revision, List<Route> routes) {
+    }
+
+    /** @return the routing table as the answering coordinator has applied it */
+    public Routes routes() {
+        return join(call(s -> s.listRoutes(ListRoutesRequest.getDefaultInstance()))
+                .thenApply(reply -> new Routes(reply.getRevision(), reply.getRoutesList().stream()
+                        .map(Protos::fromProto).toList())));
+    }
+
+    /**
+     * Starts a {@link RoutingTable} that keeps a current copy of the routing table from the
+     * coordinators' WatchRoutes stream. Close it when done; closing this client stops it too.
+     *
+     * @return the table, already connecting
+     */
+    public RoutingTable watchRoutes() {
+        return new RoutingTable(this);
+    }
+
+    ManagedChannel channel(int index) {
+        return channels.get(Math.floorMod(index, channels.size()));
+    }
+
+    int currentEndpoint() {
+        return current.get();
+    }
+
+    long pauseMillis(int attempt) {
+        return pause(attempt);
+    }
+
     /**
      * Starts building a {@link LeaseKeeper} that acquires a mailbox and keeps it.
      *
@@ -506,6 +636,7 @@ public final class CoordinationClient implements AutoCloseable {
             case INVALID_ARGUMENT -> CoordinationException.Reason.INVALID_ARGUMENT;
             case NOT_FOUND -> CoordinationException.Reason.NOT_FOUND;
             case FAILED_PRECONDITION -> CoordinationException.Reason.FAILED_PRECONDITION;
+            case ALREADY_EXISTS -> CoordinationException.Reason.ALREADY_EXISTS;
             default -> CoordinationException.Reason.UNAVAILABLE;
         };
         String message = status.getDescription() != null ? status.getDescription() : status.getCode().toString();

@@ -16,6 +16,8 @@ public class CoordinationException extends MailboxException {
         NOT_FOUND,
         /** Held by another runner, a stale lease id or epoch, or the wrong state (FAILED_PRECONDITION). */
         FAILED_PRECONDITION,
+        /** What was to be created exists already, such as a namespace (ALREADY_EXISTS). */
+        ALREADY_EXISTS,
         /** No coordinator answered in time, or none leads yet (UNAVAILABLE, DEADLINE_EXCEEDED). */
         UNAVAILABLE
     }

@@ -402,6 +402,11 @@ public final class CoordinatorNode implements AutoCloseable {
         public <R> R readLocal(Function<LeaseTable, R> read) {
             return stateMachine.readTable(read);
         }
+
+        @Override
+        public Runnable watchRoutes(long fromRevision, dev.mailbox.coordination.internal.RouteHub.Sink sink) {
+            return stateMachine.watchRoutes(fromRevision, sink);
+        }
     }
 
     /** @return the node ids of the cluster */

@@ -6,7 +6,7 @@ import java.util.Objects;
  * One grant of a mailbox to a runner, as the coordinator records it.
  *
  * @param leaseId         unique id of this grant (derived from the replicated log, never reused)
- * @param mailboxId       the mailbox, {@code namespace@node}
+ * @param mailboxId       the mailbox: {@code namespace@node}, or a bare name that is its own namespace
  * @param runnerId        the runner that holds it
  * @param nodeId          the node the runner runs on
  * @param address         where the runner can be reached (for routing)
@@ -35,6 +35,7 @@ public record Lease(long leaseId, String mailboxId, String runnerId, String node
      * @return the namespace part of the mailbox id
      */
     public String namespace() {
-        return mailboxId.substring(0, mailboxId.indexOf('@'));
+        int at = mailboxId.indexOf('@');
+        return at < 0 ? mailboxId : mailboxId.substring(0, at);
     }
 }

@@ -150,7 +150,7 @@ class ControlPlaneTest {
             List<Lease> before = client.list("", ReadConsistency.LINEARIZABLE);
             LeasePolicy policyBefore = client.policy("bad");
 
-            refused(() -> client.acquire("no-at-sign", A), Reason.INVALID_ARGUMENT, "namespace@node");
+            refused(() -> client.acquire("a@b@c", A), Reason.INVALID_ARGUMENT, "namespace@node");
             refused(() -> client.acquire("@node", A), Reason.INVALID_ARGUMENT, "namespace@node");
             refused(() -> client.acquire("bad@x", A, Duration.ofMillis(10)), Reason.INVALID_ARGUMENT, "ttl must be");
             refused(() -> client.acquire("bad@x", A, Duration.ofHours(1)), Reason.INVALID_ARGUMENT, "ttl must be");

@@ -32,6 +32,11 @@ public sealed interface Command {
             return new Revoke(r.mailboxId(), now);
         } else if (this instanceof Reclaim r) {
             return new Reclaim(r.mailboxId(), now);
+        } else if (this instanceof RegisterNode n) {
+            return new RegisterNode(n.nodeId(), n.address(), n.region(), n.version(), n.capabilities(), n.labels(),
+                    n.ttlMillis(), n.requestId(), now);
+        } else if (this instanceof CreateNamespace c) {
+            return new CreateNamespace(c.name(), c.ttlMillis(), c.heartbeatMillis(), c.graceMillis(), c.labels(), now);
         }
         SetPolicy p = (SetPolicy) this;
         return new SetPolicy(p.namespace(), p.ttlMillis(), p.heartbeatMillis(), p.graceMillis(), now);
@@ -78,6 +83,24 @@ public sealed interface Command {
     /**
      * @return the command as bytes for the log
      */
+    /** Registers (or re-registers) a mailbox node and acquires its registration lease. */
+    record RegisterNode(String nodeId, String address, String region, String version, java.util.List<String> capabilities,
+                        java.util.SortedMap<String, String> labels, long ttlMillis, String requestId, long now)
+            implements Command {
+        public RegisterNode {
+            capabilities = java.util.List.copyOf(capabilities);
+            labels = java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(labels));
+        }
+    }
+
+    /** Creates a namespace with its lease policy (all zero: the default policy). */
+    record CreateNamespace(String name, long ttlMillis, long heartbeatMillis, long graceMillis,
+                           java.util.SortedMap<String, String> labels, long now) implements Command {
+        public CreateNamespace {
+            labels = java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(labels));
+        }
+    }
+
     default byte[] encode() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
         try (DataOutputStream out = new DataOutputStream(bytes)) {
@@ -112,6 +135,26 @@ public sealed interface Command {
                 out.writeLong(p.ttlMillis());
                 out.writeLong(p.heartbeatMillis());
                 out.writeLong(p.graceMillis());
+            } else if (this instanceof RegisterNode n) {
+                out.writeByte(7);
+                out.writeUTF(n.nodeId());
+                out.writeUTF(n.address());
+                out.writeUTF(n.region());
+                out.writeUTF(n.version());
+                out.writeInt(n.capabilities().size());
+                for (String c : n.capabilities()) {
+                    out.writeUTF(c);
+                }
+                writeLabels(out, n.labels());
+                out.writeLong(n.ttlMillis());
+                out.writeUTF(n.requestId());
+            } else if (this instanceof CreateNamespace c) {
+                out.writeByte(8);
+                out.writeUTF(c.name());
+                out.writeLong(c.ttlMillis());
+                out.writeLong(c.heartbeatMillis());
+                out.writeLong(c.graceMillis());
+                writeLabels(out, c.labels());
             }
             out.writeLong(now());
         } catch (IOException e) {
@@ -160,6 +203,29 @@ public sealed interface Command {
                     long grace = in.readLong();
                     yield new SetPolicy(ns, ttl, hb, grace, in.readLong());
                 }
+                case 7 -> {
+                    String id = in.readUTF();
+                    String address = in.readUTF();
+                    String region = in.readUTF();
+                    String version = in.readUTF();
+                    int n = in.readInt();
+                    java.util.List<String> caps = new java.util.ArrayList<>(n);
+                    for (int i = 0; i < n; i++) {
+                        caps.add(in.readUTF());
+                    }
+                    java.util.SortedMap<String, String> labels = readLabels(in);
+                    long ttl = in.readLong();
+                    String requestId = in.readUTF();
+                    yield new RegisterNode(id, address, region, version, caps, labels, ttl, requestId, in.readLong());
+                }
+                case 8 -> {
+                    String name = in.readUTF();
+                    long ttl = in.readLong();
+                    long hb = in.readLong();
+                    long grace = in.readLong();
+                    java.util.SortedMap<String, String> labels = readLabels(in);
+                    yield new CreateNamespace(name, ttl, hb, grace, labels, in.readLong());
+                }
                 default -> throw new IllegalArgumentException("unknown command tag " + tag);
             };
             if (in.available() != 0) {
@@ -169,5 +235,22 @@ public sealed interface Command {
         } catch (IOException e) {
             throw new IllegalArgumentException("truncated command: " + e, e);
         }
+    }
+
+    private static void writeLabels(DataOutputStream out, java.util.SortedMap<String, String> labels) throws IOException {
+        out.writeInt(labels.size());
+        for (java.util.Map.Entry<String, String> e : labels.entrySet()) {
+            out.writeUTF(e.getKey());
+            out.writeUTF(e.getValue());
+        }
+    }
+
+    private static java.util.SortedMap<String, String> readLabels(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        java.util.SortedMap<String, String> labels = new java.util.TreeMap<>();
+        for (int i = 0; i < n; i++) {
+            labels.put(in.readUTF(), in.readUTF());
+        }
+        return labels;
     }
 }

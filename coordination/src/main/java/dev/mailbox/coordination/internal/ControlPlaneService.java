@@ -24,7 +24,27 @@ import dev.mailbox.coordination.proto.RevokeLeaseRequest;
 import dev.mailbox.coordination.proto.SetLeasePolicyRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import dev.mailbox.coordination.NamespaceInfo;
+import dev.mailbox.coordination.NodeInfo;
+import dev.mailbox.coordination.PartitionMap;
+import dev.mailbox.coordination.Route;
+import dev.mailbox.coordination.proto.CreateNamespaceRequest;
+import dev.mailbox.coordination.proto.GetNamespaceRequest;
+import dev.mailbox.coordination.proto.GetPartitionMapRequest;
+import dev.mailbox.coordination.proto.ListNamespacesReply;
+import dev.mailbox.coordination.proto.ListNamespacesRequest;
+import dev.mailbox.coordination.proto.ListNodesReply;
+import dev.mailbox.coordination.proto.ListNodesRequest;
+import dev.mailbox.coordination.proto.ListRoutesRequest;
+import dev.mailbox.coordination.proto.NamespaceReply;
+import dev.mailbox.coordination.proto.PartitionMapReply;
+import dev.mailbox.coordination.proto.RegisterNodeReply;
+import dev.mailbox.coordination.proto.RegisterNodeRequest;
+import dev.mailbox.coordination.proto.RouteEvent;
+import dev.mailbox.coordination.proto.RoutesReply;
+import dev.mailbox.coordination.proto.WatchRoutesRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -69,6 +89,15 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
          * @return the answer
          */
         <R> R readLocal(Function<LeaseTable, R> read);
+
+        /**
+         * Adds a routing table watcher on this node.
+         *
+         * @param fromRevision the last revision the watcher saw, or 0
+         * @param sink         where the events go
+         * @return removes the watcher
+         */
+        Runnable watchRoutes(long fromRevision, RouteHub.Sink sink);
     }
 
     /** Most renewals one RenewLeases call may carry. */
@@ -89,6 +118,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     @Override
     public void acquireLease(AcquireLeaseRequest r, StreamObserver<LeaseReply> out) {
         String bad = LeaseTable.firstInvalid(r.getMailboxId(), r.getRunnerId(), r.getNodeId(), r.getAddress());
+        if (bad == null && LeaseTable.namespaceOf(r.getMailboxId()).equals(NodeInfo.NAMESPACE)) {
+            bad = "namespace '" + NodeInfo.NAMESPACE + "' is reserved for node registrations (RegisterNode)";
+        }
         if (bad == null && r.getTtlMillis() != 0) {
             bad = ttlProblem(r.getTtlMillis());
         }
@@ -265,6 +297,174 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         out.onCompleted();
     }
 
+    @Override
+    public void registerNode(RegisterNodeRequest r, StreamObserver<RegisterNodeReply> out) {
+        dev.mailbox.coordination.proto.NodeInfo n = r.getNode();
+        String bad = n.getNodeId().isBlank() || n.getNodeId().contains("@") ? "node id must be non-blank and without '@', was '"
+                + n.getNodeId() + "'" : null;
+        if (bad == null) {
+            bad = LeaseTable.firstInvalid(NodeInfo.NAMESPACE + "@" + n.getNodeId(), n.getNodeId(), n.getNodeId(),
+                    n.getAddress());
+        }
+        if (bad == null && r.getTtlMillis() != 0) {
+            bad = ttlProblem(r.getTtlMillis());
+        }
+        if (bad == null && r.getRequestId().length() > 64) {
+            bad = "request id must be at most 64 characters, was " + r.getRequestId().length();
+        }
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        raft.write(new Command.RegisterNode(n.getNodeId(), n.getAddress(), n.getRegion(), n.getVersion(),
+                n.getCapabilitiesList(), new java.util.TreeMap<>(n.getLabelsMap()), r.getTtlMillis(), r.getRequestId(), 0))
+                .whenComplete((o, e) -> {
+                    if (e != null) {
+                        out.onError(unavailable(e));
+                    } else if (!o.isOk()) {
+                        out.onError(status(o));
+                    } else {
+                        // the partition map as this node has applied it, which includes the registration
+                        // when this node is the leader
+                        List<PartitionMap.Range> ranges = node.readLocal(t -> t.partitionMap().rangesOf(n.getNodeId()));
+                        RegisterNodeReply.Builder b = RegisterNodeReply.newBuilder()
+                                .setNode(n.toBuilder().setUp(true).build()).setLease(Protos.toProto(o.lease()));
+                        ranges.forEach(x -> b.addPartitionRanges(Protos.toProto(x)));
+                        out.onNext(b.build());
+                        out.onCompleted();
+                    }
+                });
+    }
+
+    @Override
+    public void listNodes(ListNodesRequest r, StreamObserver<ListNodesReply> out) {
+        ListNodesReply.Builder b = ListNodesReply.newBuilder();
+        node.readLocal(LeaseTable::nodes).forEach(n -> b.addNodes(Protos.toProto(n)));
+        out.onNext(b.build());
+        out.onCompleted();
+    }
+
+    @Override
+    public void getPartitionMap(GetPartitionMapRequest r, StreamObserver<PartitionMapReply> out) {
+        PartitionMapReply reply = node.readLocal(t -> {
+            PartitionMapReply.Builder b = PartitionMapReply.newBuilder().setAppliedIndex(t.appliedIndex());
+            t.partitionMap().ranges().forEach(x -> b.addRanges(Protos.toProto(x)));
+            return b.build();
+        });
+        out.onNext(reply);
+        out.onCompleted();
+    }
+
+    @Override
+    public void createNamespace(CreateNamespaceRequest r, StreamObserver<NamespaceReply> out) {
+        String bad = LeaseTable.namespaceProblem(r.getName());
+        if (bad == null && (r.getTtlMillis() != 0 || r.getHeartbeatMillis() != 0 || r.getGraceMillis() != 0)) {
+            try {
+                new LeasePolicy(Duration.ofMillis(r.getTtlMillis()), Duration.ofMillis(r.getHeartbeatMillis()),
+                        Duration.ofMillis(r.getGraceMillis()));
+            } catch (IllegalArgumentException e) {
+                bad = e.getMessage();
+            }
+        }
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        raft.write(new Command.CreateNamespace(r.getName(), r.getTtlMillis(), r.getHeartbeatMillis(), r.getGraceMillis(),
+                new java.util.TreeMap<>(r.getLabelsMap()), 0)).whenComplete((o, e) -> {
+                    if (e != null) {
+                        out.onError(unavailable(e));
+                    } else if (!o.isOk()) {
+                        out.onError(status(o));
+                    } else {
+                        replyNamespace(r.getName(), out);
+                    }
+                });
+    }
+
+    @Override
+    public void getNamespace(GetNamespaceRequest r, StreamObserver<NamespaceReply> out) {
+        String bad = LeaseTable.namespaceProblem(r.getName());
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        replyNamespace(r.getName(), out);
+    }
+
+    private void replyNamespace(String name, StreamObserver<NamespaceReply> out) {
+        NamespaceInfo ns = node.readLocal(t -> t.namespace(name));
+        if (ns == null) {
+            // a follower that forwarded the create may not have applied it yet: the leader has
+            out.onError(new StatusRuntimeException(Status.NOT_FOUND.withDescription("no namespace '" + name
+                    + "' on coordinator " + node.id() + " (applied index " + node.appliedIndex() + ")")));
+            return;
+        }
+        out.onNext(NamespaceReply.newBuilder().setNamespace(Protos.toProto(ns)).build());
+        out.onCompleted();
+    }
+
+    @Override
+    public void listNamespaces(ListNamespacesRequest r, StreamObserver<ListNamespacesReply> out) {
+        ListNamespacesReply.Builder b = ListNamespacesReply.newBuilder();
+        node.readLocal(LeaseTable::namespaces).forEach(n -> b.addNamespaces(Protos.toProto(n)));
+        out.onNext(b.build());
+        out.onCompleted();
+    }
+
+    @Override
+    public void listRoutes(ListRoutesRequest r, StreamObserver<RoutesReply> out) {
+        RoutesReply reply = node.readLocal(t -> {
+            RoutesReply.Builder b = RoutesReply.newBuilder().setRevision(t.routesRevision());
+            t.routes().forEach(x -> b.addRoutes(Protos.toProto(x)));
+            return b.build();
+        });
+        out.onNext(reply);
+        out.onCompleted();
+    }
+
+    @Override
+    public void watchRoutes(WatchRoutesRequest r, StreamObserver<RouteEvent> out) {
+        if (r.getFromRevision() < 0) {
+            out.onError(invalid("from_revision must be 0 or more, was " + r.getFromRevision()));
+            return;
+        }
+        ServerCallStreamObserver<RouteEvent> call = (ServerCallStreamObserver<RouteEvent>) out;
+        Runnable cancel = node.watchRoutes(r.getFromRevision(), new RouteHub.Sink() {
+            @Override
+            public void snapshot(long revision, List<Route> routes) {
+                RouteEvent.Builder b = RouteEvent.newBuilder().setRevision(revision).setSnapshot(true);
+                routes.forEach(x -> b.addRoutes(Protos.toProto(x)));
+                send(b.build());
+            }
+
+            @Override
+            public void change(LeaseTable.RouteChange c) {
+                RouteEvent.Builder b = RouteEvent.newBuilder().setRevision(c.revision());
+                if (c.route() != null) {
+                    b.addRoutes(Protos.toProto(c.route()));
+                } else {
+                    b.addRemoved(c.mailboxId());
+                }
+                send(b.build());
+            }
+
+            private void send(RouteEvent event) {
+                try {
+                    if (!call.isCancelled()) {
+                        call.onNext(event);
+                    }
+                } catch (RuntimeException e) {
+                    // the call ended under us; the cancel handler removes this watcher
+                }
+            }
+        });
+        call.setOnCancelHandler(cancel);
+        if (call.isCancelled()) {
+            cancel.run();
+        }
+    }
+
     private CompletableFuture<byte[]> read(Consistency consistency, Wire.Read read, Function<LeaseTable, byte[]> local) {
         if (consistency == Consistency.STALE) {
             try {
@@ -347,6 +547,7 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             case INVALID_ARGUMENT -> Status.INVALID_ARGUMENT;
             case NOT_FOUND -> Status.NOT_FOUND;
             case FAILED_PRECONDITION -> Status.FAILED_PRECONDITION;
+            case ALREADY_EXISTS -> Status.ALREADY_EXISTS;
         };
         return new StatusRuntimeException(status.withDescription(o.message()));
     }

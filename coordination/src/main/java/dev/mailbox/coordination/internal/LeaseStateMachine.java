@@ -49,6 +49,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final Deadlines deadlines = new Deadlines();
+    private final RouteHub routes = new RouteHub();
     private LeaseTable table = new LeaseTable(); // guarded by lock
 
     private volatile @Nullable RaftServer server;
@@ -85,6 +86,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
             table = loaded;
             setLastAppliedTermIndex(snapshot.getTermIndex());
             deadlines.resetAll(table, System.nanoTime());
+            routes.resync(table);
         } finally {
             lock.writeLock().unlock();
         }
@@ -134,6 +136,10 @@ public final class LeaseStateMachine extends BaseStateMachine {
         try {
             outcome = table.apply(entry.getIndex(), entry.getTerm(), command);
             updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+            LeaseTable.RouteChange change = table.lastRouteChange();
+            if (change != null) {
+                routes.publish(change);
+            }
             Lease lease = outcome.lease();
             if (outcome.isOk() && lease != null) {
                 if (lease.state() == LeaseState.ACTIVE) {
@@ -253,6 +259,27 @@ public final class LeaseStateMachine extends BaseStateMachine {
         } finally {
             lock.readLock().unlock();
         }
+    }
+
+    /**
+     * Adds a routing table watcher (see {@link RouteHub#subscribe}).
+     *
+     * @param fromRevision the last revision the watcher saw, or 0
+     * @param sink         where its events go; called with this state machine's lock held
+     * @return removes the watcher
+     */
+    public Runnable watchRoutes(long fromRevision, RouteHub.Sink sink) {
+        lock.readLock().lock();
+        try {
+            return routes.subscribe(fromRevision, table, sink);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** @return how many routing table watchers this node serves */
+    public int routeWatchers() {
+        return routes.watchers();
     }
 
     /**

@@ -3,6 +3,10 @@ package dev.mailbox.coordination.internal;
 import dev.mailbox.coordination.Lease;
 import dev.mailbox.coordination.LeasePolicy;
 import dev.mailbox.coordination.LeaseState;
+import dev.mailbox.coordination.NamespaceInfo;
+import dev.mailbox.coordination.NodeInfo;
+import dev.mailbox.coordination.PartitionMap;
+import dev.mailbox.coordination.Route;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -15,8 +19,9 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
-import java.util.zip.CRC32;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -33,19 +38,36 @@ import org.jspecify.annotations.Nullable;
 public final class LeaseTable {
 
     /** Number of partitions mailboxes are spread over. */
-    public static final int PARTITIONS = 256;
+    public static final int PARTITIONS = PartitionMap.PARTITIONS;
     /** How many terminal leases are kept, oldest dropped first. */
     public static final int HISTORY_LIMIT = 10_000;
-    private static final int SNAPSHOT_VERSION = 2;
+    private static final int SNAPSHOT_VERSION = 3;
     private static final int MAX_ID_LENGTH = 512;
+    private static final Pattern NAMESPACE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+
+    /**
+     * A change to the routing table made by the last command applied.
+     *
+     * @param revision  the log index that made it
+     * @param mailboxId the mailbox
+     * @param route     its route now, or null if it has none
+     */
+    public record RouteChange(long revision, String mailboxId, @Nullable Route route) {
+    }
 
     private final TreeMap<String, Lease> current = new TreeMap<>();
     private final ArrayDeque<Lease> history = new ArrayDeque<>();
     private final TreeMap<String, LeasePolicy> policies = new TreeMap<>();
     /** The request id of the acquire that made each live lease's current epoch. */
     private final TreeMap<String, String> requestIds = new TreeMap<>();
+    /** Registered nodes; whether each is up is its registration lease's state. */
+    private final TreeMap<String, NodeInfo> nodes = new TreeMap<>();
+    private final TreeMap<String, NamespaceInfo> namespaces = new TreeMap<>();
     private long appliedIndex;
     private long time;
+    /** The log index of the last command that changed a route. */
+    private long routesRevision;
+    private @Nullable RouteChange lastRouteChange; // not replicated state: what the last apply changed
 
     /**
      * Applies one committed command.
@@ -61,6 +83,36 @@ public final class LeaseTable {
         }
         appliedIndex = index;
         time = Math.max(time, command.now()); // a new leader's clock may be behind the old one's
+        lastRouteChange = null;
+        String mailbox = mailboxOf(command);
+        Route before = mailbox == null ? null : route(mailbox);
+        Outcome outcome = applyCommand(index, term, command);
+        if (mailbox != null) {
+            Route after = route(mailbox);
+            if (!Objects.equals(before, after)) {
+                routesRevision = index;
+                lastRouteChange = new RouteChange(index, mailbox, after);
+            }
+        }
+        return outcome;
+    }
+
+    private static @Nullable String mailboxOf(Command command) {
+        if (command instanceof Command.Acquire a) {
+            return a.mailboxId();
+        } else if (command instanceof Command.Release r) {
+            return r.mailboxId();
+        } else if (command instanceof Command.Expire e) {
+            return e.mailboxId();
+        } else if (command instanceof Command.Revoke r) {
+            return r.mailboxId();
+        } else if (command instanceof Command.Reclaim r) {
+            return r.mailboxId();
+        }
+        return null;
+    }
+
+    private Outcome applyCommand(long index, long term, Command command) {
         if (command instanceof Command.Acquire a) {
             return acquire(index, a);
         } else if (command instanceof Command.Release r) {
@@ -78,6 +130,10 @@ public final class LeaseTable {
             return reclaim(r.mailboxId());
         } else if (command instanceof Command.SetPolicy p) {
             return setPolicy(p);
+        } else if (command instanceof Command.RegisterNode n) {
+            return registerNode(index, n);
+        } else if (command instanceof Command.CreateNamespace c) {
+            return createNamespace(c);
         }
         throw new IllegalArgumentException("unknown command " + command);
     }
@@ -173,6 +229,53 @@ public final class LeaseTable {
         return Outcome.ok(revoked);
     }
 
+    private Outcome registerNode(long index, Command.RegisterNode n) {
+        if (n.nodeId().isBlank() || n.nodeId().contains("@") || n.nodeId().length() > MAX_ID_LENGTH) {
+            return Outcome.invalid("node id must be non-blank, without '@', at most " + MAX_ID_LENGTH
+                    + " characters, was '" + n.nodeId() + "'");
+        }
+        NodeInfo info = new NodeInfo(n.nodeId(), n.address(), n.region(), n.version(), n.capabilities(), n.labels(),
+                false, time);
+        Outcome o = acquire(index, new Command.Acquire(info.leaseMailboxId(), n.nodeId(), n.nodeId(), n.address(),
+                n.ttlMillis(), n.requestId(), n.now()));
+        if (o.isOk()) {
+            nodes.put(n.nodeId(), info);
+        }
+        return o;
+    }
+
+    private Outcome createNamespace(Command.CreateNamespace c) {
+        String bad = namespaceProblem(c.name());
+        if (bad != null) {
+            return Outcome.invalid(bad);
+        }
+        if (namespaces.containsKey(c.name())) {
+            return Outcome.exists("namespace '" + c.name() + "' already exists");
+        }
+        LeasePolicy policy = LeasePolicy.DEFAULT;
+        if (c.ttlMillis() != 0 || c.heartbeatMillis() != 0 || c.graceMillis() != 0) {
+            try {
+                policy = new LeasePolicy(Duration.ofMillis(c.ttlMillis()), Duration.ofMillis(c.heartbeatMillis()),
+                        Duration.ofMillis(c.graceMillis()));
+            } catch (IllegalArgumentException e) {
+                return Outcome.invalid(e.getMessage());
+            }
+        }
+        namespaces.put(c.name(), new NamespaceInfo(c.name(), partition(c.name()), null, policy, c.labels(), time));
+        policies.put(c.name(), policy);
+        return Outcome.ok();
+    }
+
+    /**
+     * @param name a proposed namespace name
+     * @return why it cannot be one, or null
+     */
+    public static @Nullable String namespaceProblem(String name) {
+        return NAMESPACE_NAME.matcher(name).matches() ? null
+                : "namespace name must be 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit,"
+                        + " was '" + name + "'";
+    }
+
     private Outcome setPolicy(Command.SetPolicy p) {
         if (p.namespace().isBlank() || p.namespace().contains("@")) {
             return Outcome.invalid("namespace must be non-blank and without '@', was '" + p.namespace() + "'");
@@ -257,6 +360,74 @@ public final class LeaseTable {
         return Collections.unmodifiableMap(new TreeMap<>(policies));
     }
 
+    /**
+     * @param mailboxId a mailbox
+     * @return its route (from its active lease), or null; registration leases have none
+     */
+    public @Nullable Route route(String mailboxId) {
+        Lease l = current.get(mailboxId);
+        return l == null || l.state() != LeaseState.ACTIVE || l.namespace().equals(NodeInfo.NAMESPACE) ? null
+                : Route.of(l);
+    }
+
+    /** @return the routing table: a route per mailbox with an active lease, by mailbox id */
+    public List<Route> routes() {
+        List<Route> out = new ArrayList<>();
+        for (Lease l : current.values()) {
+            if (l.state() == LeaseState.ACTIVE && !l.namespace().equals(NodeInfo.NAMESPACE)) {
+                out.add(Route.of(l));
+            }
+        }
+        return out;
+    }
+
+    /** @return the log index of the last change to the routing table */
+    public long routesRevision() {
+        return routesRevision;
+    }
+
+    /** @return the route change the last applied command made, or null */
+    public @Nullable RouteChange lastRouteChange() {
+        return lastRouteChange;
+    }
+
+    /** @return every registered node, by id, with whether it is up */
+    public List<NodeInfo> nodes() {
+        List<NodeInfo> out = new ArrayList<>(nodes.size());
+        for (NodeInfo n : nodes.values()) {
+            Lease l = current.get(n.leaseMailboxId());
+            boolean up = l != null && l.state() == LeaseState.ACTIVE;
+            out.add(new NodeInfo(n.id(), up ? l.address() : n.address(), n.region(), n.version(), n.capabilities(),
+                    n.labels(), up, n.registeredAtMillis()));
+        }
+        return out;
+    }
+
+    /** @return the partition map over the nodes that are up */
+    public PartitionMap partitionMap() {
+        return PartitionMap.of(nodes().stream().filter(NodeInfo::up).map(NodeInfo::id).toList());
+    }
+
+    /**
+     * @param name a namespace
+     * @return it, with its current owner, or null if it was never created
+     */
+    public @Nullable NamespaceInfo namespace(String name) {
+        NamespaceInfo n = namespaces.get(name);
+        return n == null ? null : withOwner(n, partitionMap());
+    }
+
+    /** @return every namespace, by name, with its current owner */
+    public List<NamespaceInfo> namespaces() {
+        PartitionMap map = partitionMap();
+        return namespaces.values().stream().map(n -> withOwner(n, map)).toList();
+    }
+
+    private static NamespaceInfo withOwner(NamespaceInfo n, PartitionMap map) {
+        return new NamespaceInfo(n.name(), n.partition(), map.ownerOf(n.partition()), n.policy(), n.labels(),
+                n.createdAtMillis());
+    }
+
     /** @return the index of the last command applied */
     public long appliedIndex() {
         return appliedIndex;
@@ -272,14 +443,12 @@ public final class LeaseTable {
      * @return {@code crc32(mailboxId) % 256}
      */
     public static int partition(String mailboxId) {
-        CRC32 crc = new CRC32();
-        crc.update(mailboxId.getBytes(StandardCharsets.UTF_8));
-        return (int) (crc.getValue() % PARTITIONS);
+        return PartitionMap.partition(mailboxId);
     }
 
     /**
-     * @param mailboxId {@code namespace@node}
-     * @return the namespace
+     * @param mailboxId {@code namespace@node}, or a bare name
+     * @return the namespace (a bare name is its own)
      */
     public static String namespaceOf(String mailboxId) {
         int at = mailboxId.indexOf('@');
@@ -289,8 +458,8 @@ public final class LeaseTable {
     /** Why an acquire's ids are malformed, or null. */
     static @Nullable String firstInvalid(String mailboxId, String runnerId, String nodeId, String address) {
         int at = mailboxId.indexOf('@');
-        if (at <= 0 || at == mailboxId.length() - 1 || mailboxId.indexOf('@', at + 1) >= 0) {
-            return "mailbox id must be 'namespace@node', was '" + mailboxId + "'";
+        if (at == 0 || at == mailboxId.length() - 1 || (at > 0 && mailboxId.indexOf('@', at + 1) >= 0)) {
+            return "mailbox id must be 'namespace@node' or a name without '@', was '" + mailboxId + "'";
         }
         for (String[] field : new String[][] {{"mailbox id", mailboxId}, {"runner id", runnerId},
                 {"node id", nodeId}, {"address", address}}) {
@@ -349,6 +518,29 @@ public final class LeaseTable {
             data.writeUTF(e.getKey());
             data.writeUTF(e.getValue());
         }
+        data.writeLong(routesRevision);
+        data.writeInt(nodes.size());
+        for (NodeInfo n : nodes.values()) {
+            data.writeUTF(n.id());
+            data.writeUTF(n.address());
+            data.writeUTF(n.region());
+            data.writeUTF(n.version());
+            data.writeInt(n.capabilities().size());
+            for (String c : n.capabilities()) {
+                data.writeUTF(c);
+            }
+            writeMap(data, n.labels());
+            data.writeLong(n.registeredAtMillis());
+        }
+        data.writeInt(namespaces.size());
+        for (NamespaceInfo n : namespaces.values()) {
+            data.writeUTF(n.name());
+            data.writeLong(n.policy().ttl().toMillis());
+            data.writeLong(n.policy().heartbeatInterval().toMillis());
+            data.writeLong(n.policy().grace().toMillis());
+            writeMap(data, n.labels());
+            data.writeLong(n.createdAtMillis());
+        }
         data.flush();
     }
 
@@ -388,7 +580,48 @@ public final class LeaseTable {
         for (int i = 0; i < ids; i++) {
             t.requestIds.put(data.readUTF(), data.readUTF());
         }
+        t.routesRevision = data.readLong();
+        int nodes = data.readInt();
+        for (int i = 0; i < nodes; i++) {
+            String id = data.readUTF();
+            String address = data.readUTF();
+            String region = data.readUTF();
+            String software = data.readUTF();
+            int caps = data.readInt();
+            List<String> capabilities = new ArrayList<>(caps);
+            for (int k = 0; k < caps; k++) {
+                capabilities.add(data.readUTF());
+            }
+            Map<String, String> labels = readMap(data);
+            t.nodes.put(id, new NodeInfo(id, address, region, software, capabilities, labels, false, data.readLong()));
+        }
+        int namespaces = data.readInt();
+        for (int i = 0; i < namespaces; i++) {
+            String name = data.readUTF();
+            LeasePolicy policy = new LeasePolicy(Duration.ofMillis(data.readLong()), Duration.ofMillis(data.readLong()),
+                    Duration.ofMillis(data.readLong()));
+            Map<String, String> labels = readMap(data);
+            t.namespaces.put(name, new NamespaceInfo(name, partition(name), null, policy, labels, data.readLong()));
+        }
         return t;
+    }
+
+    private static void writeMap(DataOutputStream out, Map<String, String> map) throws IOException {
+        TreeMap<String, String> sorted = new TreeMap<>(map);
+        out.writeInt(sorted.size());
+        for (Map.Entry<String, String> e : sorted.entrySet()) {
+            out.writeUTF(e.getKey());
+            out.writeUTF(e.getValue());
+        }
+    }
+
+    private static Map<String, String> readMap(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        TreeMap<String, String> map = new TreeMap<>();
+        for (int i = 0; i < n; i++) {
+            map.put(in.readUTF(), in.readUTF());
+        }
+        return map;
     }
 
     static void writeLease(DataOutputStream out, Lease l) throws IOException {

@@ -22,7 +22,8 @@ public record Outcome(Code code, @Nullable Lease lease, String message) {
         /** No lease for that mailbox. */
         NOT_FOUND,
         /** The lease is not in a state (or epoch) that allows it; nothing changed. */
-        FAILED_PRECONDITION
+        FAILED_PRECONDITION,
+        ALREADY_EXISTS
     }
 
     static Outcome ok(Lease lease) {
@@ -39,6 +40,10 @@ public record Outcome(Code code, @Nullable Lease lease, String message) {
 
     static Outcome notFound(String mailboxId) {
         return new Outcome(Code.NOT_FOUND, null, "no lease for mailbox '" + mailboxId + "'");
+    }
+
+    static Outcome exists(String message) {
+        return new Outcome(Code.ALREADY_EXISTS, null, message);
     }
 
     static Outcome refused(@Nullable Lease lease, String message) {

@@ -30,4 +30,56 @@ public final class Protos {
                 p.getPartition(), p.getEpoch(), LeaseState.values()[p.getStateValue() - 1], p.getTtlMillis(),
                 p.getGrantedAtMillis(), p.getEndedAtMillis());
     }
+
+    public static dev.mailbox.coordination.proto.NodeInfo toProto(dev.mailbox.coordination.NodeInfo n) {
+        return dev.mailbox.coordination.proto.NodeInfo.newBuilder().setNodeId(n.id()).setAddress(n.address())
+                .setRegion(n.region()).setVersion(n.version()).addAllCapabilities(n.capabilities())
+                .putAllLabels(n.labels()).setUp(n.up()).setRegisteredAtMillis(n.registeredAtMillis()).build();
+    }
+
+    public static dev.mailbox.coordination.NodeInfo fromProto(dev.mailbox.coordination.proto.NodeInfo p) {
+        return new dev.mailbox.coordination.NodeInfo(p.getNodeId(), p.getAddress(), p.getRegion(), p.getVersion(),
+                p.getCapabilitiesList(), p.getLabelsMap(), p.getUp(), p.getRegisteredAtMillis());
+    }
+
+    public static dev.mailbox.coordination.proto.Namespace toProto(dev.mailbox.coordination.NamespaceInfo n) {
+        var b = dev.mailbox.coordination.proto.Namespace.newBuilder().setName(n.name()).setPartition(n.partition())
+                .setTtlMillis(n.policy().ttl().toMillis())
+                .setHeartbeatMillis(n.policy().heartbeatInterval().toMillis())
+                .setGraceMillis(n.policy().grace().toMillis()).setCreatedAtMillis(n.createdAtMillis())
+                .putAllLabels(n.labels());
+        if (n.ownerNodeId() != null) {
+            b.setOwnerNodeId(n.ownerNodeId());
+        }
+        return b.build();
+    }
+
+    public static dev.mailbox.coordination.NamespaceInfo fromProto(dev.mailbox.coordination.proto.Namespace p) {
+        return new dev.mailbox.coordination.NamespaceInfo(p.getName(), p.getPartition(),
+                p.getOwnerNodeId().isEmpty() ? null : p.getOwnerNodeId(),
+                new dev.mailbox.coordination.LeasePolicy(java.time.Duration.ofMillis(p.getTtlMillis()),
+                        java.time.Duration.ofMillis(p.getHeartbeatMillis()),
+                        java.time.Duration.ofMillis(p.getGraceMillis())),
+                p.getLabelsMap(), p.getCreatedAtMillis());
+    }
+
+    public static dev.mailbox.coordination.proto.Route toProto(dev.mailbox.coordination.Route r) {
+        return dev.mailbox.coordination.proto.Route.newBuilder().setMailboxId(r.mailboxId()).setNodeId(r.nodeId())
+                .setRunnerId(r.runnerId()).setAddress(r.address()).setPartition(r.partition())
+                .setLeaseId(r.leaseId()).setEpoch(r.epoch()).build();
+    }
+
+    public static dev.mailbox.coordination.Route fromProto(dev.mailbox.coordination.proto.Route p) {
+        return new dev.mailbox.coordination.Route(p.getMailboxId(), p.getNodeId(), p.getRunnerId(), p.getAddress(),
+                p.getPartition(), p.getLeaseId(), p.getEpoch());
+    }
+
+    public static dev.mailbox.coordination.proto.PartitionRange toProto(dev.mailbox.coordination.PartitionMap.Range r) {
+        return dev.mailbox.coordination.proto.PartitionRange.newBuilder().setStart(r.start()).setEnd(r.end())
+                .setNodeId(r.nodeId()).build();
+    }
+
+    public static dev.mailbox.coordination.PartitionMap.Range fromProto(dev.mailbox.coordination.proto.PartitionRange p) {
+        return new dev.mailbox.coordination.PartitionMap.Range(p.getStart(), p.getEnd(), p.getNodeId());
+    }
 }

@@ -137,7 +137,7 @@ class LeaseTableTest {
     @DisplayName("bad input is refused with a reason and changes nothing")
     void badInput() {
         for (Command c : List.of(
-                new Command.Acquire("no-at-sign", "r", "n", "a", 0, 1),
+                new Command.Acquire("a@b@c", "r", "n", "a", 0, 1),
                 new Command.Acquire("@n1", "r", "n", "a", 0, 1),
                 new Command.Acquire("orders@", "r", "n", "a", 0, 1),
                 new Command.Acquire("orders@n1", " ", "n", "a", 0, 1),
