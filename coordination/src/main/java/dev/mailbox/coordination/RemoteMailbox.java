@@ -1,0 +1,422 @@
+package dev.mailbox.coordination;
+
+import com.google.protobuf.ByteString;
+import dev.mailbox.api.Codec;
+import dev.mailbox.api.Limits;
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.api.MailboxCapabilities;
+import dev.mailbox.api.MailboxClosedException;
+import dev.mailbox.api.MailboxException;
+import dev.mailbox.api.MailboxFullException;
+import dev.mailbox.api.MailboxUnavailableException;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.MessageTooLargeException;
+import dev.mailbox.api.ReceiptHandleExpiredException;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.SendOptions;
+import dev.mailbox.api.SerializationException;
+import dev.mailbox.api.spi.Bodies;
+import dev.mailbox.api.spi.Delivery;
+import dev.mailbox.coordination.internal.DataErrors;
+import dev.mailbox.coordination.internal.MailboxServiceImpl;
+import dev.mailbox.coordination.proto.data.CapabilitiesReply;
+import dev.mailbox.coordination.proto.data.HandleAction;
+import dev.mailbox.coordination.proto.data.HandleRequest;
+import dev.mailbox.coordination.proto.data.MailboxRequest;
+import dev.mailbox.coordination.proto.data.MailboxServiceGrpc;
+import dev.mailbox.coordination.proto.data.ReceiveReply;
+import dev.mailbox.coordination.proto.data.ReceiveRequest;
+import dev.mailbox.coordination.proto.data.SendRequest;
+import io.grpc.Context;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@link Mailbox} hosted on some mailbox node, used through any node: the node it talks to serves
+ * the call if it hosts the mailbox and forwards it to the owner otherwise (see {@link MailboxNode}).
+ * Bodies are encoded and decoded here with this mailbox's codec; the hosting node stores bytes.
+ *
+ * <p>The contract is the hosted mailbox's: its capabilities, limits, ordering and dead-letter policy
+ * apply, and its errors arrive as the same exceptions. While no runner holds the mailbox's lease the
+ * node cannot route a call; such a call changed nothing, so it is retried for up to
+ * {@link Builder#routeWait} and then fails with a retryable {@link MailboxUnavailableException}.
+ * Other failures are not retried here: a send whose reply was lost may or may not have been stored.
+ *
+ * <p>Thread-safe. {@link #close()} wakes waiting receives (they return empty) and closes the channel
+ * if this mailbox opened it.
+ *
+ * @param <T> the body type
+ */
+public final class RemoteMailbox<T> implements Mailbox<T> {
+
+    private static final long MAX_WAIT_PER_CALL = MailboxServiceImpl.MAX_WAIT_MILLIS;
+
+    private final String name;
+    private final Codec<T> codec;
+    private final ManagedChannel channel;
+    private final boolean ownsChannel;
+    private final Duration callTimeout;
+    private final Duration routeWait;
+    private final Set<Context.CancellableContext> calls = ConcurrentHashMap.newKeySet();
+    private volatile @Nullable MailboxCapabilities capabilities;
+    private volatile boolean closed;
+
+    private RemoteMailbox(Builder<T> b) {
+        this.name = b.mailboxId;
+        this.codec = b.codec;
+        this.callTimeout = b.callTimeout;
+        this.routeWait = b.routeWait;
+        if (b.channel != null) {
+            this.channel = b.channel;
+            this.ownsChannel = false;
+        } else {
+            this.channel = NettyChannelBuilder.forTarget(Objects.requireNonNull(b.node, "node or channel"))
+                    .usePlaintext().maxInboundMessageSize(MailboxServiceImpl.MAX_MESSAGE).build();
+            this.ownsChannel = true;
+        }
+    }
+
+    /**
+     * @param mailboxId the mailbox's id (as routes and hosting nodes know it)
+     * @param codec     how bodies are encoded
+     * @param <T>       the body type
+     * @return a builder; give it a node or a channel
+     */
+    public static <T> Builder<T> builder(String mailboxId, Codec<T> codec) {
+        return new Builder<>(mailboxId, codec);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String send(T body, SendOptions options) {
+        return sendAll(List.of(body), options).get(0);
+    }
+
+    @Override
+    public List<String> sendBatch(List<? extends T> bodies, SendOptions options) {
+        Limits.requireBatchSize(bodies.size(), "batch size");
+        return sendAll(bodies, options);
+    }
+
+    private List<String> sendAll(List<? extends T> bodies, SendOptions options) {
+        Objects.requireNonNull(options, "options");
+        ensureOpen();
+        SendRequest.Builder r = SendRequest.newBuilder().setMailbox(name).setDelayMillis(options.delay().toMillis())
+                .putAllAttributes(options.attributes());
+        for (T body : bodies) {
+            Objects.requireNonNull(body, "body");
+            // the hosting mailbox checks its own limit; this only refuses what no mailbox could take
+            r.addBodies(ByteString.copyFrom(Bodies.encode(codec, body, options.attributes(), Limits.MAX_MESSAGE_BYTES,
+                    name)));
+        }
+        SendRequest request = r.build();
+        return call(() -> stub(callTimeout.toMillis()).send(request), bodies.size()).getMessageIdsList();
+    }
+
+    @Override
+    public List<Message<T>> receive(ReceiveOptions options) {
+        Objects.requireNonNull(options, "options");
+        ensureOpen();
+        long waitLeft = options.waitTime().toMillis();
+        while (true) {
+            long wait = Math.min(waitLeft, MAX_WAIT_PER_CALL);
+            ReceiveRequest request = ReceiveRequest.newBuilder().setMailbox(name)
+                    .setMaxMessages(options.maxMessages())
+                    .setVisibilityTimeoutMillis(options.visibilityTimeout().toMillis()).setWaitMillis(wait).build();
+            ReceiveReply reply;
+            try {
+                reply = call(() -> stub(wait + callTimeout.toMillis()).receive(request), 0);
+            } catch (MailboxClosedException e) {
+                if (closed) {
+                    return List.of(); // closed while waiting: woken, with nothing
+                }
+                throw e;
+            }
+            if (reply.getMessagesCount() > 0 || waitLeft <= wait) {
+                List<Message<T>> out = new ArrayList<>(reply.getMessagesCount());
+                reply.getMessagesList().forEach(d -> out.add(new RemoteMessage(d)));
+                return out;
+            }
+            waitLeft -= wait;
+            if (closed) {
+                return List.of();
+            }
+        }
+    }
+
+    @Override
+    public long purge() {
+        ensureOpen();
+        MailboxRequest r = MailboxRequest.newBuilder().setMailbox(name).build();
+        return call(() -> stub(callTimeout.toMillis()).purge(r), 0).getCount();
+    }
+
+    @Override
+    public long approximateCount() {
+        ensureOpen();
+        MailboxRequest r = MailboxRequest.newBuilder().setMailbox(name).build();
+        return call(() -> stub(callTimeout.toMillis()).count(r), 0).getCount();
+    }
+
+    /**
+     * The hosting mailbox's capabilities, asked once and then remembered.
+     *
+     * @return its capabilities
+     */
+    @Override
+    public MailboxCapabilities capabilities() {
+        MailboxCapabilities c = capabilities;
+        if (c == null) {
+            ensureOpen();
+            MailboxRequest r = MailboxRequest.newBuilder().setMailbox(name).build();
+            CapabilitiesReply reply = call(() -> stub(callTimeout.toMillis()).capabilities(r), 0);
+            c = MailboxCapabilities.builder().exactCount(reply.getExactCount()).fifo(reply.getFifo())
+                    .detectsStaleAcknowledge(reply.getDetectsStaleAcknowledge()).capacity(reply.getCapacity())
+                    .atomicDeadLetter(reply.getAtomicDeadLetter()).maxMessageBytes(reply.getMaxMessageBytes())
+                    .timeGranularity(Duration.ofMillis(Math.max(1, reply.getTimeGranularityMillis()))).build();
+            capabilities = c;
+        }
+        return c;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (Context.CancellableContext c : calls) {
+            c.cancel(new MailboxClosedException(name));
+        }
+        if (ownsChannel) {
+            channel.shutdownNow();
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new MailboxClosedException(name);
+        }
+    }
+
+    private MailboxServiceGrpc.MailboxServiceBlockingStub stub(long deadlineMillis) {
+        return MailboxServiceGrpc.newBlockingStub(channel).withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS)
+                .withMaxInboundMessageSize(MailboxServiceImpl.MAX_MESSAGE)
+                .withMaxOutboundMessageSize(MailboxServiceImpl.MAX_MESSAGE);
+    }
+
+    /** Runs one call in a context {@link #close()} can cancel; waits out a missing route. */
+    private <R> R call(Supplier<R> rpc, int bodies) {
+        long routeDeadline = System.nanoTime() + routeWait.toNanos();
+        long pause = 20;
+        while (true) {
+            Context.CancellableContext context = Context.current().withCancellation();
+            calls.add(context);
+            try {
+                if (closed) {
+                    throw new MailboxClosedException(name);
+                }
+                return context.call(rpc::get);
+            } catch (StatusRuntimeException e) {
+                MailboxException failure = failure(e, bodies, null);
+                if (!(isNoRoute(e) && System.nanoTime() - routeDeadline < 0 && !closed)) {
+                    throw failure;
+                }
+            } catch (MailboxException | IllegalArgumentException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new MailboxException("call to mailbox '" + name + "' failed: " + e, e);
+            } finally {
+                calls.remove(context);
+                context.close();
+            }
+            try {
+                Thread.sleep(pause); // waiting for a runner to take the lease: backing off is the point
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new MailboxUnavailableException("interrupted while waiting for a route to mailbox '" + name
+                        + "'", true, e);
+            }
+            pause = Math.min(500, pause * 2);
+        }
+    }
+
+    private static boolean isNoRoute(StatusRuntimeException e) {
+        Metadata trailers = e.getTrailers();
+        return trailers != null && DataErrors.NO_ROUTE.equals(trailers.get(DataErrors.KIND));
+    }
+
+
+    private MailboxException failure(StatusRuntimeException e, int bodies, @Nullable String handle) {
+        Metadata trailers = e.getTrailers();
+        String kind = trailers == null ? null : trailers.get(DataErrors.KIND);
+        String detail = trailers == null ? null : trailers.get(DataErrors.DETAIL);
+        boolean retryable = trailers != null && "true".equals(trailers.get(DataErrors.RETRYABLE));
+        String message = e.getStatus().getDescription() != null ? e.getStatus().getDescription() : e.toString();
+        if (kind == null) {
+            if (closed && e.getStatus().getCode() == Status.Code.CANCELLED) {
+                return new MailboxClosedException(name);
+            }
+            Status.Code code = e.getStatus().getCode();
+            boolean transientFailure = code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED
+                    || code == Status.Code.RESOURCE_EXHAUSTED || code == Status.Code.ABORTED;
+            return new MailboxUnavailableException("mailbox '" + name + "': node call failed: " + code + ": "
+                    + message, transientFailure, e);
+        }
+        switch (kind) {
+            case "full" -> {
+                return new MailboxFullException(name, detail == null ? 0 : Long.parseLong(detail), Math.max(1, bodies));
+            }
+            case "too-large" -> {
+                String[] parts = detail == null ? new String[] {"0", "0"} : detail.split(",");
+                return new MessageTooLargeException(name, Integer.parseInt(parts[0]), Integer.parseInt(parts[1]));
+            }
+            case "stale-handle" -> {
+                return new ReceiptHandleExpiredException(handle == null ? "" : handle, message);
+            }
+            case "serialization" -> {
+                return new SerializationException(message, e);
+            }
+            case "invalid" -> throw new IllegalArgumentException(message, e);
+            case "closed" -> {
+                return new MailboxUnavailableException("mailbox '" + name + "' is closed on its node: " + message,
+                        false, e);
+            }
+            case DataErrors.NO_ROUTE, "unavailable" -> {
+                return new MailboxUnavailableException(message, retryable, e);
+            }
+            default -> {
+                return new MailboxException(message, e);
+            }
+        }
+    }
+
+    private void handle(String receiptHandle, HandleAction action, Duration timeout) {
+        ensureOpen();
+        HandleRequest r = HandleRequest.newBuilder().setMailbox(name).setReceiptHandle(receiptHandle)
+                .setAction(action).setVisibilityTimeoutMillis(timeout.toMillis()).build();
+        try {
+            call(() -> stub(callTimeout.toMillis()).handle(r), 0);
+        } catch (ReceiptHandleExpiredException e) {
+            throw new ReceiptHandleExpiredException(receiptHandle, e.getMessage());
+        }
+    }
+
+    private final class RemoteMessage extends Delivery<T> {
+        RemoteMessage(dev.mailbox.coordination.proto.data.Delivery d) {
+            super(name, d.getMessageId(), d.getReceiptHandle(), d.getDeliveryCount(),
+                    Instant.ofEpochMilli(d.getEnqueuedAtMillis()), Map.copyOf(d.getAttributesMap()),
+                    Bodies.decode(codec, d.getBody().toByteArray()));
+        }
+
+        @Override
+        public void acknowledge() {
+            handle(receiptHandle(), HandleAction.ACKNOWLEDGE, Duration.ZERO);
+        }
+
+        @Override
+        public void nack(Duration visibilityTimeout) {
+            Limits.requireVisibilityTimeout(visibilityTimeout, "visibility timeout");
+            handle(receiptHandle(), HandleAction.NACK, visibilityTimeout);
+        }
+
+        @Override
+        public void extendVisibility(Duration timeout) {
+            Limits.requireVisibilityTimeout(timeout, "visibility timeout");
+            handle(receiptHandle(), HandleAction.EXTEND, timeout);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RemoteMailbox[" + name + " via " + channel.authority() + "]";
+    }
+
+    /**
+     * Builds a {@link RemoteMailbox}.
+     *
+     * @param <T> the body type
+     */
+    public static final class Builder<T> {
+        private final String mailboxId;
+        private final Codec<T> codec;
+        private @Nullable String node;
+        private @Nullable ManagedChannel channel;
+        private Duration callTimeout = Duration.ofSeconds(30);
+        private Duration routeWait = Duration.ofSeconds(10);
+
+        private Builder(String mailboxId, Codec<T> codec) {
+            this.mailboxId = Objects.requireNonNull(mailboxId, "mailboxId");
+            if (mailboxId.isBlank()) {
+                throw new IllegalArgumentException("mailbox id must not be blank");
+            }
+            this.codec = Objects.requireNonNull(codec, "codec");
+        }
+
+        /**
+         * @param hostPort a mailbox node's address; the mailbox opens (and closes) its own channel
+         * @return this builder
+         */
+        public Builder<T> node(String hostPort) {
+            this.node = Objects.requireNonNull(hostPort, "hostPort");
+            return this;
+        }
+
+        /**
+         * @param channel a channel to a mailbox node, shared and not closed by the mailbox
+         * @return this builder
+         */
+        public Builder<T> channel(ManagedChannel channel) {
+            this.channel = Objects.requireNonNull(channel, "channel");
+            return this;
+        }
+
+        /**
+         * @param timeout how long one call may take, on top of a receive's wait; default 30 s
+         * @return this builder
+         */
+        public Builder<T> callTimeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("callTimeout must be positive, was " + timeout);
+            }
+            this.callTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * @param wait how long a call waits for the mailbox to get a route (an owner) before it fails
+         *             with a retryable {@link MailboxUnavailableException}; default 10 s, zero: fail at once
+         * @return this builder
+         */
+        public Builder<T> routeWait(Duration wait) {
+            if (wait.isNegative()) {
+                throw new IllegalArgumentException("routeWait must not be negative, was " + wait);
+            }
+            this.routeWait = wait;
+            return this;
+        }
+
+        /** @return the mailbox */
+        public RemoteMailbox<T> build() {
+            if (node == null && channel == null) {
+                throw new IllegalStateException("give the RemoteMailbox a node address or a channel");
+            }
+            return new RemoteMailbox<>(this);
+        }
+    }
+}
