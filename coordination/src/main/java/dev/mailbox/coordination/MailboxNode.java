@@ -53,6 +53,7 @@ public final class MailboxNode implements AutoCloseable {
 
     private final String id;
     private final Map<String, Mailbox<byte[]>> hosted = new ConcurrentHashMap<>();
+    private final Map<String, LeaseKeeper> published = new ConcurrentHashMap<>();
     private final @Nullable CoordinationClient coordinator;
     private final @Nullable RoutingTable routes;
     private final Server server;
@@ -216,6 +217,38 @@ public final class MailboxNode implements AutoCloseable {
     }
 
     /**
+     * Hosts a mailbox and holds its lease in this node's name, so that routes lead here: for
+     * mailboxes no runner consumes, such as a client's response mailbox or a dead-letter mailbox.
+     * {@link #unhost} (or closing the node) releases the lease.
+     *
+     * @param mailbox a mailbox of bytes, hosted under its name
+     * @return the lease
+     * @throws IllegalStateException if the node has no coordinator, or already hosts another mailbox of that name
+     * @throws CoordinationException if the lease is held by someone else
+     */
+    public Lease publish(Mailbox<byte[]> mailbox) {
+        CoordinationClient c = coordinator;
+        if (c == null) {
+            throw new IllegalStateException("node " + id + " has no coordinator to publish '" + mailbox.name() + "' with");
+        }
+        host(mailbox);
+        LeaseKeeper keeper = c.keeper(mailbox.name(), new LeaseHolder(id + "/host", id, address)).build();
+        Lease lease;
+        try {
+            lease = keeper.acquire();
+        } catch (RuntimeException e) {
+            hosted.remove(mailbox.name(), mailbox);
+            keeper.close();
+            throw e;
+        }
+        LeaseKeeper before = published.put(mailbox.name(), keeper);
+        if (before != null) {
+            before.close();
+        }
+        return lease;
+    }
+
+    /**
      * Stops hosting a mailbox (does not close it).
      *
      * @param mailboxId the id
@@ -224,6 +257,10 @@ public final class MailboxNode implements AutoCloseable {
     public @Nullable Mailbox<byte[]> unhost(String mailboxId) {
         Mailbox<byte[]> m = hosted.remove(mailboxId);
         service.forget(mailboxId);
+        LeaseKeeper keeper = published.remove(mailboxId);
+        if (keeper != null) {
+            keeper.close();
+        }
         return m;
     }
 
@@ -276,6 +313,8 @@ public final class MailboxNode implements AutoCloseable {
 
     private void closeQuietly() {
         closed = true;
+        published.values().forEach(LeaseKeeper::close);
+        published.clear();
         if (heartbeats != null) {
             heartbeats.shutdownNow();
         }

@@ -377,9 +377,19 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
                     } else if (!o.isOk()) {
                         out.onError(status(o));
                     } else {
-                        replyNamespace(r.getName(), out);
+                        replyWhenApplied(r.getName(), out, System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
                     }
                 });
+    }
+
+    /** A follower that forwarded the create answers once it has applied it too (a few ms later). */
+    private void replyWhenApplied(String name, StreamObserver<NamespaceReply> out, long until) {
+        if (node.readLocal(t -> t.namespace(name)) != null || System.nanoTime() - until > 0) {
+            replyNamespace(name, out);
+            return;
+        }
+        CompletableFuture.runAsync(() -> replyWhenApplied(name, out, until),
+                CompletableFuture.delayedExecutor(5, java.util.concurrent.TimeUnit.MILLISECONDS));
     }
 
     @Override
