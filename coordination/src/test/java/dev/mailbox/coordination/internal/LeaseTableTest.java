@@ -177,7 +177,10 @@ class LeaseTableTest {
     void commandCodec() {
         for (Command c : List.of(new Command.Acquire("a@b", "r", "n", "addr", 1_000, 42), new Command.Release("a@b", 3, 4, 5),
                 new Command.Expire("a@b", 3, 4, 2, 5), new Command.Revoke("a@b", 6), new Command.Reclaim("a@b", 7),
-                new Command.SetPolicy("a", 2_000, 1_000, 0, 8))) {
+                new Command.SetPolicy("a", 2_000, 1_000, 0, 8),
+                new Command.RegisterNode("n1", "h:1", "eu", "1.0", List.of("memory", "redis"),
+                        new java.util.TreeMap<>(java.util.Map.of("k", "v")), 3_000, "req", 9),
+                new Command.CreateNamespace("ns", 0, 0, 0, new java.util.TreeMap<>(java.util.Map.of("a", "b")), 10))) {
             assertThat(Command.decode(c.encode())).isEqualTo(c);
         }
         assertThatThrownBy(() -> Command.decode(new byte[] {99})).isInstanceOf(IllegalArgumentException.class);
@@ -193,6 +196,9 @@ class LeaseTableTest {
         apply(new Command.Release("orders@n1", a.leaseId(), a.epoch(), 9_000));
         acquire("orders@n1", "runner-c");
         apply(new Command.Revoke("orders@n2", 9_500));
+        apply(new Command.RegisterNode("node-1", "h:1", "eu", "1.0", List.of("memory"),
+                new java.util.TreeMap<>(java.util.Map.of("zone", "a")), 0, "r1", 9_600));
+        apply(new Command.CreateNamespace("payments", 2_000, 500, 500, new java.util.TreeMap<>(), 9_700));
 
         byte[] bytes = bytes(table);
         LeaseTable restored = LeaseTable.readFrom(new ByteArrayInputStream(bytes));
@@ -200,8 +206,67 @@ class LeaseTableTest {
         assertThat(restored.leases()).isEqualTo(table.leases());
         assertThat(restored.history()).isEqualTo(table.history());
         assertThat(restored.appliedIndex()).isEqualTo(table.appliedIndex());
+        assertThat(restored.nodes()).isEqualTo(table.nodes());
+        assertThat(restored.namespaces()).isEqualTo(table.namespaces());
+        assertThat(restored.routes()).isEqualTo(table.routes());
+        assertThat(restored.routesRevision()).isEqualTo(table.routesRevision());
         Command next = new Command.Acquire("orders@n3", "r", "n", "a", 0, 10_000);
         assertThat(restored.apply(index + 1, 1, next)).isEqualTo(table.apply(index + 1, 1, next));
+    }
+
+    @Test
+    @DisplayName("routes follow active leases and carry the revision of their last change; node leases have none")
+    void routes() {
+        Lease a = acquire("orders@n1", "runner-a");
+        assertThat(table.routes()).containsExactly(dev.mailbox.coordination.Route.of(a));
+        assertThat(table.routesRevision()).isEqualTo(a.leaseId());
+        assertThat(table.lastRouteChange().route()).isEqualTo(dev.mailbox.coordination.Route.of(a));
+
+        apply(new Command.SetPolicy("other", 2_000, 500, 0, 1));
+        assertThat(table.lastRouteChange()).as("a policy is no route change").isNull();
+        assertThat(table.routesRevision()).isEqualTo(a.leaseId());
+
+        Outcome refused = apply(new Command.Acquire("orders@n1", "runner-b", "n", "x:1", 0, 2));
+        assertThat(refused.isOk()).isFalse();
+        assertThat(table.lastRouteChange()).as("a refusal changes no route").isNull();
+
+        apply(new Command.RegisterNode("node-1", "h:1", "", "", List.of(), new java.util.TreeMap<>(), 0, "", 3));
+        assertThat(table.lastRouteChange()).isNull();
+        assertThat(table.nodes()).singleElement().satisfies(n -> assertThat(n.up()).isTrue());
+        assertThat(table.routes()).hasSize(1);
+
+        apply(new Command.Revoke("orders@n1", 4));
+        assertThat(table.routes()).isEmpty();
+        assertThat(table.routesRevision()).isEqualTo(index);
+        assertThat(table.lastRouteChange().route()).isNull();
+        assertThat(table.lastRouteChange().mailboxId()).isEqualTo("orders@n1");
+    }
+
+    @Test
+    @DisplayName("a node is up while its registration lease is active; a namespace is created once with its policy")
+    void nodesAndNamespaces() {
+        Outcome reg = apply(new Command.RegisterNode("node-1", "h:1", "eu", "1", List.of(), new java.util.TreeMap<>(),
+                0, "r", 1));
+        assertThat(reg.lease().mailboxId()).isEqualTo("_nodes@node-1");
+        assertThat(table.partitionMap().nodes()).containsExactly("node-1");
+        Lease l = reg.lease();
+        apply(new Command.Expire(l.mailboxId(), l.leaseId(), l.epoch(), 1, 2));
+        assertThat(table.nodes()).singleElement().satisfies(n -> assertThat(n.up()).isFalse());
+        assertThat(table.partitionMap().nodes()).isEmpty();
+        assertThat(apply(new Command.RegisterNode("bad@id", "h:1", "", "", List.of(), new java.util.TreeMap<>(), 0, "",
+                3)).code()).isEqualTo(Outcome.Code.INVALID_ARGUMENT);
+
+        assertThat(apply(new Command.CreateNamespace("pay", 2_000, 500, 100, new java.util.TreeMap<>(), 4)).isOk())
+                .isTrue();
+        assertThat(table.policy("pay").ttl().toMillis()).isEqualTo(2_000);
+        Outcome again = apply(new Command.CreateNamespace("pay", 0, 0, 0, new java.util.TreeMap<>(), 5));
+        assertThat(again.code()).isEqualTo(Outcome.Code.ALREADY_EXISTS);
+        assertThat(table.policy("pay").ttl().toMillis()).as("unchanged by the refused create").isEqualTo(2_000);
+        assertThat(apply(new Command.CreateNamespace("-bad", 0, 0, 0, new java.util.TreeMap<>(), 6)).code())
+                .isEqualTo(Outcome.Code.INVALID_ARGUMENT);
+        assertThat(apply(new Command.CreateNamespace("x", 500, 100, 0, new java.util.TreeMap<>(), 7)).code())
+                .isEqualTo(Outcome.Code.INVALID_ARGUMENT);
+        assertThat(table.namespaces()).extracting(dev.mailbox.coordination.NamespaceInfo::name).containsExactly("pay");
     }
 
     static byte[] bytes(LeaseTable t) throws IOException {
