@@ -67,6 +67,8 @@ public final class CoordinatorNode implements AutoCloseable {
     private final RaftGateway gateway;
     private final Server controlPlane;
     private final ScheduledExecutorService sweeper;
+    private final dev.mailbox.coordination.internal.Metrics metrics = new dev.mailbox.coordination.internal.Metrics();
+    private final @Nullable InetSocketAddress metricsAddress;
     private long leaderTerm = -1; // the term in which this node last reset deadlines as leader; sweeper thread only
 
     private CoordinatorNode(Builder b) throws IOException {
@@ -98,7 +100,8 @@ public final class CoordinatorNode implements AutoCloseable {
         server.start();
         this.gateway = new RaftGateway(server, group);
         this.controlPlane = NettyServerBuilder.forAddress(b.controlPlane)
-                .addService(new ControlPlaneService(new ServiceView(), gateway)).build();
+                .addService(io.grpc.ServerInterceptors.intercept(new ControlPlaneService(new ServiceView(), gateway),
+                        metrics.interceptor("mailbox.controlplane.requests"))).build();
         try {
             controlPlane.start();
         } catch (IOException e) {
@@ -112,6 +115,45 @@ public final class CoordinatorNode implements AutoCloseable {
             return t;
         });
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
+        registerGauges();
+        this.metricsAddress = b.metrics == null ? null : metrics.serve(b.metrics);
+    }
+
+    private void registerGauges() {
+        io.micrometer.core.instrument.MeterRegistry r = metrics.registry();
+        for (String role : List.of("LEADER", "FOLLOWER", "CANDIDATE")) {
+            io.micrometer.core.instrument.Gauge.builder("mailbox.coordinator.raft.role", this,
+                    n -> n.role().equals(role) ? 1 : 0).tag("role", role)
+                    .description("1 for the role this node is in").register(r);
+        }
+        io.micrometer.core.instrument.Gauge.builder("mailbox.coordinator.raft.term", this, CoordinatorNode::term)
+                .register(r);
+        io.micrometer.core.instrument.Gauge.builder("mailbox.coordinator.raft.applied.index", this,
+                CoordinatorNode::appliedIndex).register(r);
+        for (LeaseState state : LeaseState.values()) {
+            io.micrometer.core.instrument.Gauge.builder("mailbox.coordinator.leases", stateMachine,
+                    sm -> sm.readTable(t -> t.leases().stream().filter(l -> l.state() == state
+                            && !l.namespace().equals(NodeInfo.NAMESPACE)).count())).tag("state", state.name())
+                    .register(r);
+        }
+        io.micrometer.core.instrument.Gauge.builder("mailbox.coordinator.routes", stateMachine,
+                sm -> sm.readTable(t -> t.routes().size())).register(r);
+        io.micrometer.core.instrument.Gauge.builder("mailbox.coordinator.routes.revision", stateMachine,
+                sm -> sm.readTable(LeaseTable::routesRevision)).register(r);
+        io.micrometer.core.instrument.Gauge.builder("mailbox.coordinator.route.watchers", stateMachine,
+                LeaseStateMachine::routeWatchers).register(r);
+        io.micrometer.core.instrument.Gauge.builder("mailbox.coordinator.nodes.up", stateMachine,
+                sm -> sm.readTable(t -> t.nodes().stream().filter(NodeInfo::up).count())).register(r);
+    }
+
+    /** @return where {@code /metrics} is served, or empty if it is not */
+    public java.util.Optional<InetSocketAddress> metricsAddress() {
+        return java.util.Optional.ofNullable(metricsAddress);
+    }
+
+    /** @return this node's metrics in Prometheus text format */
+    public String scrapeMetrics() {
+        return metrics.scrape();
     }
 
     /**
@@ -240,6 +282,7 @@ public final class CoordinatorNode implements AutoCloseable {
     public void close() {
         controlPlane.shutdownNow();
         sweeper.shutdownNow();
+        metrics.close();
         gateway.close();
         try {
             server.close();
@@ -257,6 +300,18 @@ public final class CoordinatorNode implements AutoCloseable {
         private Duration electionTimeout = Duration.ofMillis(300);
         private long snapshotEvery = 10_000;
         private InetSocketAddress controlPlane = new InetSocketAddress("127.0.0.1", 0);
+        private @Nullable InetSocketAddress metrics;
+
+        /**
+         * @param address where to serve Prometheus metrics at {@code /metrics} (raft role, term, applied
+         *                index, leases by state, routes, control-plane request counts and latencies);
+         *                default: not served
+         * @return this builder
+         */
+        public Builder metrics(InetSocketAddress address) {
+            this.metrics = Objects.requireNonNull(address, "address");
+            return this;
+        }
 
         private Builder(String id) {
             Objects.requireNonNull(id, "nodeId");
