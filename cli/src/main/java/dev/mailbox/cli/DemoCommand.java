@@ -1,195 +1,314 @@
 package dev.mailbox.cli;
 
 import dev.mailbox.api.Codec;
-import dev.mailbox.api.Message;
-import dev.mailbox.api.ReceiptHandleExpiredException;
-import dev.mailbox.api.ReceiveOptions;
-import dev.mailbox.api.RedrivePolicy;
-import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.Mailbox;
+import dev.mailbox.coordination.CoordinationClient;
+import dev.mailbox.coordination.CoordinatorNode;
+import dev.mailbox.coordination.Lease;
+import dev.mailbox.coordination.LeasePolicy;
+import dev.mailbox.coordination.MailboxNode;
+import dev.mailbox.coordination.NamespaceInfo;
+import dev.mailbox.coordination.NodeInfo;
+import dev.mailbox.coordination.PartitionMap;
+import dev.mailbox.coordination.RemoteMailbox;
+import dev.mailbox.coordination.Route;
+import dev.mailbox.coordination.RoutingTable;
 import dev.mailbox.inmemory.InMemoryMailbox;
-import dev.mailbox.mainloop.MainLoop;
 import dev.mailbox.mainloop.MainLoopClient;
 import dev.mailbox.mainloop.MainLoopCodecs;
-import dev.mailbox.mainloop.MainLoopRequest;
-import dev.mailbox.mainloop.MainLoopResult;
-import dev.mailbox.mainloop.RequestHandler;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
-
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.function.Function;
+import java.util.stream.Stream;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
- * Walks through the message lifecycle on an in-memory mailbox: send, receive, a visibility timeout
- * that lapses and redelivers, a stale handle refused, an acknowledge, and a poison message that ends
- * in the dead-letter mailbox; then a MainLoop runner answering a MainLoopClient.
+ * The coordinated demo, all on loopback: an embedded single-node coordinator, two mailbox nodes, two
+ * leased runners in their own JVMs, requests sent through the node that does not own the mailbox, a
+ * runner killed with SIGKILL, its lease expiring and the other runner taking over.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = "Show the message lifecycle and a MainLoop request/response exchange on in-memory mailboxes.")
+        description = {"Start an embedded coordinator, two mailbox nodes and two leased runners (child JVMs) on "
+                + "127.0.0.1, send requests through the node that does not own the mailbox, kill the runner that "
+                + "holds the lease, and watch the other one take over.", "Needs nothing but a JDK; takes about half a minute."})
 final class DemoCommand implements Callable<Integer> {
 
-    /** The demo's message body. */
-    record Order(String id, String item, int quantity) {
-    }
-
-    /** The MainLoop runner's answer. */
-    record Quote(String orderId, long cents) {
-    }
+    private static final String MAILBOX = "orders@node-a";
+    private static final String REPLIES = "demo-replies@node-b";
 
     @Spec
-    CommandSpec spec;
+    CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--visibility-ms", defaultValue = "1000",
-            description = "Visibility timeout of the first receive, in milliseconds (default: ${DEFAULT-VALUE}).")
-    long visibilityMillis;
+    @Option(names = "--requests", defaultValue = "3", description = "requests per round (default: ${DEFAULT-VALUE})")
+    int requests;
 
-    @Option(names = "--max-receives", defaultValue = "2",
-            description = "Deliveries before a message is dead-lettered (default: ${DEFAULT-VALUE}).")
-    int maxReceives;
+    @Option(names = "--ttl-ms", defaultValue = "2000", description = "the runners' lease TTL (default: ${DEFAULT-VALUE})")
+    long ttlMillis;
 
     private PrintWriter out;
-    private long start;
+    private final long started = System.nanoTime();
+    private int sent;
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
         out = spec.commandLine().getOut();
-        if (visibilityMillis < 1 || visibilityMillis > 60_000) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                    "--visibility-ms must be between 1 and 60000, was " + visibilityMillis);
+        if (requests < 1 || requests > 100) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--requests must be between 1 and 100, was "
+                    + requests);
         }
-        start = System.nanoTime();
-        Duration visibility = Duration.ofMillis(visibilityMillis);
-        try (InMemoryMailbox<Order> deadLetters = InMemoryMailbox.builder("orders-dlq", Codec.json(Order.class)).build();
-             InMemoryMailbox<Order> orders = InMemoryMailbox.builder("orders", Codec.json(Order.class))
-                     .redrivePolicy(RedrivePolicy.of(maxReceives, deadLetters))
-                     .build()) {
+        LeasePolicy policy;
+        try {
+            policy = new LeasePolicy(Duration.ofMillis(ttlMillis), Duration.ofMillis(Math.max(100, ttlMillis / 4)),
+                    Duration.ofMillis(ttlMillis / 4));
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--ttl-ms: " + e.getMessage());
+        }
+        Path dir = Files.createTempDirectory("mailbox-demo-");
+        List<AutoCloseable> closing = new ArrayList<>();
+        List<Runner> runners = new ArrayList<>();
+        try {
+            heading("1. an embedded coordinator and two mailbox nodes");
+            InetSocketAddress raft = new InetSocketAddress("127.0.0.1", freePort());
+            CoordinatorNode coordinator = CoordinatorNode.builder("c1").peer("c1", raft).dataDir(dir.resolve("c1"))
+                    .start();
+            closing.add(0, coordinator);
+            String endpoint = "127.0.0.1:" + coordinator.controlPlaneAddress().getPort();
+            CoordinationClient client = CoordinationClient.builder().endpoint(endpoint).build();
+            closing.add(0, client);
+            awaitLeader(client);
+            say("coordinator c1 (standalone Raft group) serves its control plane on " + endpoint);
+            MailboxNode a = MailboxNode.builder("node-a").coordinator(client).start();
+            closing.add(0, a);
+            MailboxNode b = MailboxNode.builder("node-b").coordinator(client).start();
+            closing.add(0, b);
+            say("node-a serves mailboxes on " + a.address() + ", node-b on " + b.address());
+            NamespaceInfo ns = client.createNamespace("orders", policy, Map.of("demo", "true"));
+            say("namespace 'orders' created: partition " + ns.partition() + ", lease ttl " + ttlMillis + " ms, heartbeat "
+                    + policy.heartbeatInterval().toMillis() + " ms, grace " + policy.grace().toMillis() + " ms");
+            printNodes(client);
 
-            step("Send an order to mailbox 'orders' (dead letters go to 'orders-dlq' after "
-                    + maxReceives + " deliveries)");
-            String id = orders.send(new Order("o-1", "coffee beans", 2),
-                    SendOptions.defaults().withAttribute("tenant", "acme"));
-            say("sent message %s; count is now %d", id, orders.approximateCount());
+            Mailbox<byte[]> requestsHosted = InMemoryMailbox.builder(MAILBOX, Codec.bytes()).build();
+            closing.add(requestsHosted);
+            a.host(requestsHosted);
+            Mailbox<byte[]> repliesHosted = InMemoryMailbox.builder(REPLIES, Codec.bytes()).build();
+            closing.add(repliesHosted);
+            b.publish(repliesHosted);
+            say("node-a hosts " + MAILBOX + "; node-b hosts (and leases) the client's reply mailbox " + REPLIES);
+            RoutingTable watch = client.watchRoutes();
+            closing.add(0, watch);
+            watch.await(RoutingTable::isSynced, Duration.ofSeconds(10));
+            watch.addListener((mailbox, route, revision) -> {
+                if (mailbox.equals(MAILBOX)) {
+                    say("  route change (revision " + revision + "): " + mailbox + (route == null
+                            ? " has no route (no lease holder)" : " -> " + route.nodeId() + " " + route.address()
+                            + ", runner " + route.runnerId() + ", lease " + route.leaseId() + "/" + route.epoch()));
+                }
+            });
 
-            step("Receive it with a " + visibility.toMillis() + " ms visibility timeout, and do not acknowledge");
-            Message<Order> first = orders.receive(ReceiveOptions.defaults().withVisibilityTimeout(visibility)).get(0);
-            describe(first);
-            say("while it is in flight, another receive gets: %s", orders.receive());
+            heading("2. two leased runners for " + MAILBOX + ", each in its own JVM");
+            Runner first = new Runner("runner-1", endpoint, a);
+            runners.add(first);
+            first.acquired.await(60, TimeUnit.SECONDS);
+            Runner second = new Runner("runner-2", endpoint, a);
+            runners.add(second);
+            second.waiting.await(60, TimeUnit.SECONDS);
+            printLeases(client);
+            printRoutes(client);
 
-            step("Wait for it with a long poll: it comes back when the visibility timeout ends");
-            long before = System.nanoTime();
-            Message<Order> second = orders.receive(ReceiveOptions.defaults()
-                    .withWaitTime(Duration.ofSeconds(30)).withVisibilityTimeout(Duration.ofSeconds(30))).get(0);
-            say("the long poll returned after %d ms with a redelivery:", (System.nanoTime() - before) / 1_000_000);
-            describe(second);
+            heading("3. requests sent through node-b, which does not own " + MAILBOX);
+            MainLoopClient<String, String> caller = MainLoopClient.<String, String>builder(
+                            RemoteMailbox.builder(MAILBOX, MainLoopCodecs.requests(String.class)).node(b.address()).build(),
+                            name -> RemoteMailbox.builder(name, MainLoopCodecs.results(String.class)).node(b.address())
+                                    .build())
+                    .responseMailboxName(REPLIES).receiveWait(Duration.ofSeconds(1)).build();
+            closing.add(0, caller);
+            round(caller, "order");
 
-            step("The first delivery's handle is stale now");
+            heading("4. kill runner-1 (SIGKILL: no release, no goodbye)");
+            List<CompletableFuture<String>> inFlight = send(caller, "order");
+            long killedAt = System.nanoTime();
+            first.process.destroyForcibly();
+            first.process.waitFor(10, TimeUnit.SECONDS);
+            say("runner-1 killed; its lease runs out " + ttlMillis + " ms + grace after its last heartbeat, "
+                    + "meanwhile runner-2 waits and the requests wait in " + MAILBOX);
+            if (!second.acquired.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("runner-2 did not take over");
+            }
+            Lease now = client.get(MAILBOX).orElseThrow();
+            say(String.format("takeover: %s holds %s (lease %d, epoch %d), %.1f s after the kill", now.runnerId(),
+                    MAILBOX, now.leaseId(), now.epoch(), (System.nanoTime() - killedAt) / 1e9));
+            for (CompletableFuture<String> f : inFlight) {
+                say("  answered: " + f.get(60, TimeUnit.SECONDS));
+            }
+            printLeases(client);
+
+            heading("5. more requests through node-b, now answered by runner-2");
+            round(caller, "order");
+
+            heading("6. stop runner-2 gracefully (SIGTERM): it releases its lease");
+            second.process.destroy();
+            second.process.waitFor(20, TimeUnit.SECONDS);
+            Lease last = client.get(MAILBOX).orElseThrow();
+            say("lease " + last.leaseId() + " of " + MAILBOX + " held by " + last.runnerId() + " is " + last.state());
+            printRoutes(client);
+            say(String.format("demo finished in %.1f s", (System.nanoTime() - started) / 1e9));
+            return 0;
+        } finally {
+            for (Runner r : runners) {
+                r.process.destroyForcibly();
+            }
+            for (AutoCloseable c : closing) {
+                try {
+                    c.close();
+                } catch (Exception ignored) {
+                    // best effort at the end of a demo
+                }
+            }
+            deleteTree(dir);
+        }
+    }
+
+    private void round(MainLoopClient<String, String> caller, String prefix) throws Exception {
+        List<CompletableFuture<String>> answers = send(caller, prefix);
+        for (CompletableFuture<String> f : answers) {
+            say("  answered: " + f.get(60, TimeUnit.SECONDS));
+        }
+    }
+
+    private List<CompletableFuture<String>> send(MainLoopClient<String, String> caller, String prefix) {
+        List<CompletableFuture<String>> out = new ArrayList<>();
+        for (int i = 0; i < requests; i++) {
+            String body = prefix + "-" + (++sent);
+            say("  sent " + body + " to node-b");
+            out.add(caller.call(body, Duration.ofSeconds(60)));
+        }
+        return out;
+    }
+
+    private void printNodes(CoordinationClient client) {
+        PartitionMap map = client.partitionMap();
+        List<List<?>> rows = new ArrayList<>();
+        for (NodeInfo n : client.nodes()) {
+            rows.add(List.of(n.id(), n.address(), n.up() ? "up" : "down",
+                    map.rangesOf(n.id()).stream().mapToInt(PartitionMap.Range::size).sum()));
+        }
+        synchronized (out) {
+            Output.table(out, List.of("NODE", "ADDRESS", "STATE", "PARTITIONS"), rows);
+        }
+    }
+
+    private void printLeases(CoordinationClient client) {
+        List<Lease> leases = client.list("orders");
+        synchronized (out) {
+            out.println("leases:");
+            Output.table(out, CoordinationCommands.LEASE_HEADERS, CoordinationCommands.leaseRows(leases));
+        }
+    }
+
+    private void printRoutes(CoordinationClient client) {
+        CoordinationClient.Routes routes = client.routes();
+        List<List<?>> rows = new ArrayList<>();
+        for (Route r : routes.routes()) {
+            rows.add(CoordinationCommands.routeRow(r));
+        }
+        synchronized (out) {
+            out.println("routes (revision " + routes.revision() + "):");
+            Output.table(out, CoordinationCommands.ROUTE_HEADERS, rows);
+        }
+    }
+
+    private void heading(String title) {
+        say("");
+        say("== " + title + " " + "=".repeat(Math.max(3, 96 - title.length())));
+    }
+
+    private void say(String line) {
+        synchronized (out) {
+            out.println(line);
+            out.flush();
+        }
+    }
+
+    private static void awaitLeader(CoordinationClient client) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < until) {
             try {
-                first.acknowledge();
-                say("UNEXPECTED: the stale handle was accepted");
-                return 1;
-            } catch (ReceiptHandleExpiredException e) {
-                say("refused: %s", e.getMessage());
-            }
-
-            step("Acknowledge with the current handle");
-            second.acknowledge();
-            say("acknowledged; count is now %d", orders.approximateCount());
-
-            step("A poison order fails every time; after " + maxReceives + " deliveries it is dead-lettered");
-            orders.send(new Order("o-2", "a negative amount of tea", -1));
-            for (int attempt = 1; ; attempt++) {
-                List<Message<Order>> got = orders.receive();
-                if (got.isEmpty()) {
-                    say("receive %d: nothing left in 'orders' (count %d)", attempt, orders.approximateCount());
-                    break;
+                if (client.clusterStatus().isLeader()) {
+                    return;
                 }
-                Message<Order> m = got.get(0);
-                say("receive %d: delivery %d of %s, the handler fails, nack", attempt, m.deliveryCount(), m.body().id());
-                m.nack();
+            } catch (RuntimeException notYet) {
+                // still starting
             }
-            Message<Order> dead = deadLetters.receive().get(0);
-            say("'orders-dlq' holds %s: %s", dead.id(), dead.body());
-            dead.acknowledge();
-
-            step("Done with the lifecycle");
-            say("orders: %d, orders-dlq: %d", orders.approximateCount(), deadLetters.approximateCount());
+            Thread.sleep(50); // Raft gives nothing to wait on for an election
         }
-        mainLoop();
-        out.flush();
-        return 0;
+        throw new IllegalStateException("the coordinator elected no leader in 30 s");
     }
 
-    /** Request/response: a MainLoop runner answers a MainLoopClient over two in-memory mailboxes. */
-    private void mainLoop() {
-        Map<String, InMemoryMailbox<MainLoopResult<Quote>>> replies = new ConcurrentHashMap<>();
-        Function<String, Mailbox<MainLoopResult<Quote>>> open = name -> replies.computeIfAbsent(name,
-                n -> InMemoryMailbox.builder(n, MainLoopCodecs.results(Quote.class)).build());
-        try (InMemoryMailbox<MainLoopRequest<Order>> quotes =
-                     InMemoryMailbox.builder("quotes", MainLoopCodecs.requests(Order.class)).build()) {
-            step("Start a MainLoop runner on mailbox 'quotes' with 2 handlers; it prices orders");
-            MainLoop<Order, Quote> runner = MainLoop.builder(quotes, RequestHandler.ofBody(DemoCommand::price))
-                    .replyTo(open).concurrency(2).waitTime(Duration.ofSeconds(1)).build();
-            Thread thread = new Thread(runner::run, "demo-runner");
-            thread.start();
-            try (MainLoopClient<Order, Quote> client = MainLoopClient.builder(quotes, open)
-                    .receiveWait(Duration.ofMillis(500)).build()) {
-                say("the client's answers arrive in its own mailbox '%s'", client.responseMailboxName());
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
 
-                step("Call it: two good orders, one it rejects, one whose deadline has passed");
-                var good = client.call(new Order("q-1", "espresso cups", 6), Duration.ofSeconds(10));
-                var also = client.call(new Order("q-2", "milk jug", 1), Duration.ofSeconds(10));
-                var bad = client.call(new Order("q-3", "saucers", -2), Duration.ofSeconds(10));
-                var late = client.call(MainLoopRequest.of(new Order("q-4", "too late", 1))
-                        .withDeadline(Instant.now().minusSeconds(1)), Duration.ofSeconds(10));
-                for (var call : List.of(good, also, bad, late)) {
-                    try {
-                        say("answer: %s", call.get(10, TimeUnit.SECONDS));
-                    } catch (ExecutionException e) {
-                        say("error:  %s", e.getCause().getMessage());
-                    } catch (InterruptedException | TimeoutException e) {
-                        throw new IllegalStateException("no answer from the runner", e);
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+        } catch (IOException ignored) {
+            // temp files; the OS cleans up
+        }
+    }
+
+    /** A runner JVM started with this program's own classpath; its lines are printed with its name. */
+    private final class Runner {
+        final String id;
+        final Process process;
+        final CountDownLatch waiting = new CountDownLatch(1);
+        final CountDownLatch acquired = new CountDownLatch(1);
+
+        Runner(String id, String coordinator, MailboxNode node) throws IOException {
+            this.id = id;
+            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            List<String> cmd = List.of(java, "-Xmx192m", "-XX:TieredStopAtLevel=1", "-cp",
+                    System.getProperty("java.class.path"), MailboxCtl.class.getName(), "runner", "--id", id,
+                    "--coordinator", coordinator, "--mailbox", MAILBOX, "--node", node.address(), "--node-id", node.id());
+            this.process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            Thread reader = new Thread(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                        StandardCharsets.UTF_8))) {
+                    for (String line; (line = r.readLine()) != null; ) {
+                        say("  [" + id + "] " + line);
+                        if (line.startsWith("waiting")) {
+                            waiting.countDown();
+                        } else if (line.startsWith("acquired")) {
+                            acquired.countDown();
+                        }
                     }
+                } catch (IOException ignored) {
+                    // the process is gone
                 }
-            }
-            step("Shut the runner down gracefully");
-            say("stopped cleanly: %s; 'quotes' holds %d", runner.shutdown(Duration.ofSeconds(5)), quotes.approximateCount());
-            runner.close();
+            }, "demo-" + id);
+            reader.setDaemon(true);
+            reader.start();
+            say("started " + id + " (pid " + process.pid() + ")");
         }
-    }
-
-    /** What the demo's runner does with an order. */
-    static Quote price(Order order) {
-        if (order.quantity() <= 0) {
-            throw new IllegalArgumentException("quantity must be positive, was " + order.quantity());
-        }
-        return new Quote(order.id(), order.quantity() * 450L);
-    }
-
-    private void describe(Message<Order> m) {
-        say("  id=%s delivery=%d body=%s attributes=%s", m.id(), m.deliveryCount(), m.body(), m.attributes());
-        say("  receipt handle %s", m.receiptHandle());
-    }
-
-    private int steps;
-
-    private void step(String title) {
-        out.printf("%n%d. %s%n", ++steps, title);
-    }
-
-    private void say(String format, Object... args) {
-        out.printf("   [%6d ms] %s%n", (System.nanoTime() - start) / 1_000_000, String.format(format, args));
-        out.flush();
     }
 }

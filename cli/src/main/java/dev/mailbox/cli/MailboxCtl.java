@@ -4,14 +4,19 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * {@code mailboxctl}: the command line for mailboxes (and, later, the coordinator).
+ * {@code mailboxctl}: the command line for mailboxes and the coordinator.
  * Run with {@code java -jar cli/target/mailboxctl.jar --help}.
  */
 @Command(name = "mailboxctl",
         mixinStandardHelpOptions = true,
         versionProvider = MailboxCtl.Version.class,
-        description = "Work with Mailbox mailboxes.",
-        subcommands = {DemoCommand.class, CommandLine.HelpCommand.class})
+        description = "Work with Mailbox mailboxes and the coordinator.",
+        subcommands = {DemoCommand.class, TourCommand.class,
+                CoordinationCommands.Coordinator.class, CoordinationCommands.Cluster.class,
+                CoordinationCommands.Leases.class, CoordinationCommands.Routes.class,
+                CoordinationCommands.Namespaces.class, CoordinationCommands.Nodes.class,
+                MailboxCommands.Send.class, MailboxCommands.Receive.class, MailboxCommands.Count.class,
+                MailboxCommands.Purge.class, RunnerCommand.class, CommandLine.HelpCommand.class})
 public final class MailboxCtl implements Runnable {
 
     @CommandLine.Spec
@@ -26,7 +31,14 @@ public final class MailboxCtl implements Runnable {
 
     /** @return the configured command line, for embedding and tests */
     public static CommandLine commandLine() {
-        return new CommandLine(new MailboxCtl());
+        CommandLine cli = new CommandLine(new MailboxCtl());
+        // a refusal from a backend or the coordinator is a message for the user, not a stack trace
+        cli.setExecutionExceptionHandler((e, line, parsed) -> {
+            line.getErr().println("mailboxctl: " + (e.getMessage() != null ? e.getMessage() : e.toString()));
+            line.getErr().flush();
+            return e instanceof IllegalArgumentException ? 2 : 1;
+        });
+        return cli;
     }
 
     @Override

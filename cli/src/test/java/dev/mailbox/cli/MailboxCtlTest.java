@@ -25,9 +25,9 @@ class MailboxCtlTest {
     }
 
     @Test
-    @DisplayName("demo walks through send, redelivery, a stale handle, ack and dead-lettering")
-    void demo() {
-        Run r = run("demo", "--visibility-ms", "200");
+    @DisplayName("tour walks through send, redelivery, a stale handle, ack and dead-lettering")
+    void tour() {
+        Run r = run("tour", "--visibility-ms", "200");
 
         assertThat(r.exitCode()).as(r.err()).isZero();
         assertThat(r.out())
@@ -49,9 +49,9 @@ class MailboxCtlTest {
     }
 
     @Test
-    @DisplayName("demo refuses an out-of-range option with a message naming it")
-    void demoBadOption() {
-        Run r = run("demo", "--visibility-ms", "0");
+    @DisplayName("tour refuses an out-of-range option with a message naming it")
+    void tourBadOption() {
+        Run r = run("tour", "--visibility-ms", "0");
 
         assertThat(r.exitCode()).isEqualTo(2);
         assertThat(r.err()).contains("--visibility-ms must be between 1 and 60000");
@@ -63,6 +63,7 @@ class MailboxCtlTest {
         Run r = run();
 
         assertThat(r.exitCode()).isZero();
-        assertThat(r.out()).contains("mailboxctl").contains("demo");
+        assertThat(r.out()).contains("mailboxctl").contains("demo").contains("tour").contains("coordinator")
+                .contains("leases").contains("routes").contains("namespaces").contains("nodes").contains("send");
     }
 }

@@ -1,0 +1,493 @@
+package dev.mailbox.cli;
+
+import dev.mailbox.coordination.ClusterStatus;
+import dev.mailbox.coordination.CoordinationClient;
+import dev.mailbox.coordination.CoordinatorNode;
+import dev.mailbox.coordination.Lease;
+import dev.mailbox.coordination.LeasePolicy;
+import dev.mailbox.coordination.NamespaceInfo;
+import dev.mailbox.coordination.NodeInfo;
+import dev.mailbox.coordination.PartitionMap;
+import dev.mailbox.coordination.ReadConsistency;
+import dev.mailbox.coordination.Route;
+import dev.mailbox.coordination.RoutingTable;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** The coordinator's commands: start a node, and look at or change what the cluster holds. */
+final class CoordinationCommands {
+
+    private CoordinationCommands() {
+    }
+
+    static InetSocketAddress address(String hostPort, String what) {
+        int colon = hostPort.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new IllegalArgumentException(what + " must be host:port, was '" + hostPort + "'");
+        }
+        try {
+            return new InetSocketAddress(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(what + " must be host:port, was '" + hostPort + "'");
+        }
+    }
+
+    static String ms(long epochMillis) {
+        return epochMillis == 0 ? "-" : Instant.ofEpochMilli(epochMillis).toString();
+    }
+
+    @Command(name = "coordinator", description = "Run a coordinator node.", mixinStandardHelpOptions = true,
+            subcommands = {Start.class})
+    static final class Coordinator {
+    }
+
+    @Command(name = "start", mixinStandardHelpOptions = true,
+            description = {"Start a coordinator node and serve until stopped (Ctrl-C).",
+                    "Standalone: --id n1 --raft 127.0.0.1:7000. Cluster member: also --peer n2=host:port for each "
+                            + "other member, or all of it in --config FILE (keys: id, cluster, data-dir, raft, "
+                            + "control-plane, metrics, peers=n1=host:port,n2=host:port)."})
+    static final class Start implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Option(names = "--config", description = "a properties file with the settings below")
+        Path config;
+
+        @Option(names = "--id", description = "this node's id (default: n1)")
+        String id;
+
+        @Option(names = "--cluster", description = "the cluster's name (default: mailbox)")
+        String cluster;
+
+        @Option(names = "--data-dir", description = "where the Raft log and snapshots live (default: ./coordinator-<id>)")
+        Path dataDir;
+
+        @Option(names = "--raft", description = "this node's Raft address (default: 127.0.0.1:7000)")
+        String raft;
+
+        @Option(names = "--control-plane", description = "the gRPC control plane address (default: 127.0.0.1:7100)")
+        String controlPlane;
+
+        @Option(names = "--metrics", description = "serve Prometheus metrics at http://ADDRESS/metrics")
+        String metrics;
+
+        @Option(names = "--peer", description = "another member, id=host:port (repeatable)")
+        List<String> peers = new ArrayList<>();
+
+        @Override
+        public Integer call() throws Exception {
+            Properties p = new Properties();
+            if (config != null) {
+                try (InputStream in = Files.newInputStream(config)) {
+                    p.load(in);
+                }
+            }
+            String nodeId = id != null ? id : p.getProperty("id", "n1");
+            String name = cluster != null ? cluster : p.getProperty("cluster", "mailbox");
+            Path dir = dataDir != null ? dataDir : Path.of(p.getProperty("data-dir", "coordinator-" + nodeId));
+            String self = raft != null ? raft : p.getProperty("raft", "127.0.0.1:7000");
+            String plane = controlPlane != null ? controlPlane : p.getProperty("control-plane", "127.0.0.1:7100");
+            String metricsAt = metrics != null ? metrics : p.getProperty("metrics");
+            Map<String, InetSocketAddress> members = new LinkedHashMap<>();
+            members.put(nodeId, address(self, "--raft"));
+            List<String> others = new ArrayList<>(peers);
+            if (p.getProperty("peers") != null) {
+                others.addAll(List.of(p.getProperty("peers").split(",")));
+            }
+            for (String peer : others) {
+                int eq = peer.indexOf('=');
+                if (eq <= 0) {
+                    throw new CommandLine.ParameterException(spec.commandLine(),
+                            "--peer must be id=host:port, was '" + peer + "'");
+                }
+                String peerId = peer.substring(0, eq).trim();
+                if (!peerId.equals(nodeId)) {
+                    members.put(peerId, address(peer.substring(eq + 1).trim(), "--peer " + peerId));
+                }
+            }
+            Files.createDirectories(dir);
+            CoordinatorNode.Builder b = CoordinatorNode.builder(nodeId).cluster(name).peers(members).dataDir(dir)
+                    .controlPlane(address(plane, "--control-plane"));
+            if (metricsAt != null) {
+                b.metrics(address(metricsAt, "--metrics"));
+            }
+            CoordinatorNode node = b.start();
+            PrintWriter out = spec.commandLine().getOut();
+            out.printf("coordinator %s of cluster '%s' (%d member(s)): raft %s, control plane %s%s, data %s%n", nodeId,
+                    name, members.size(), self, node.controlPlaneAddress(), node.metricsAddress()
+                            .map(a -> ", metrics http://" + a.getHostString() + ":" + a.getPort() + "/metrics").orElse(""),
+                    dir.toAbsolutePath());
+            out.flush();
+            CountDownLatch stopped = new CountDownLatch(1);
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                node.close();
+                stopped.countDown();
+            }));
+            stopped.await();
+            return 0;
+        }
+    }
+
+    @Command(name = "cluster", description = "The coordinator cluster.", mixinStandardHelpOptions = true,
+            subcommands = {Status.class})
+    static final class Cluster {
+    }
+
+    @Command(name = "status", mixinStandardHelpOptions = true, description = "Each coordinator's view: role, leader, term, applied index.")
+    static final class Status implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        CoordinatorOptions coordinator;
+        @Mixin
+        Output output;
+
+        @Override
+        public Integer call() {
+            try (CoordinationClient client = coordinator.client()) {
+                Map<String, ClusterStatus> each = client.clusterStatusOfEach();
+                List<List<?>> rows = new ArrayList<>();
+                each.forEach((endpoint, s) -> rows.add(List.of(s.nodeId(), endpoint, s.role(),
+                        s.leaderId() == null ? "-" : s.leaderId(), s.term(), s.appliedIndex())));
+                for (String e : coordinator.endpoints()) {
+                    if (!each.containsKey(e)) {
+                        rows.add(List.of("?", e, "UNREACHABLE", "-", "-", "-"));
+                    }
+                }
+                output.print(spec.commandLine().getOut(), each,
+                        List.of("NODE", "ENDPOINT", "ROLE", "LEADER", "TERM", "APPLIED"), rows);
+                return each.isEmpty() ? 1 : 0;
+            }
+        }
+    }
+
+    @Command(name = "leases", description = "Mailbox leases.", mixinStandardHelpOptions = true,
+            subcommands = {LeasesList.class, LeasesGet.class, LeasesRevoke.class, LeasesReclaim.class})
+    static final class Leases {
+    }
+
+    static List<List<?>> leaseRows(List<Lease> leases) {
+        List<List<?>> rows = new ArrayList<>();
+        for (Lease l : leases) {
+            rows.add(List.of(l.mailboxId(), l.leaseId(), l.epoch(), l.state(), l.runnerId(), l.nodeId(), l.address(),
+                    l.ttlMillis() + "ms", ms(l.grantedAtMillis())));
+        }
+        return rows;
+    }
+
+    static final List<String> LEASE_HEADERS = List.of("MAILBOX", "LEASE", "EPOCH", "STATE", "RUNNER", "NODE",
+            "ADDRESS", "TTL", "GRANTED");
+
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "Every mailbox's latest lease.")
+    static final class LeasesList implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        CoordinatorOptions coordinator;
+        @Mixin
+        Output output;
+        @Option(names = "--namespace", defaultValue = "", description = "only this namespace")
+        String namespace;
+        @Option(names = "--stale", description = "read from whichever coordinator answers, not the leader")
+        boolean stale;
+
+        @Override
+        public Integer call() {
+            try (CoordinationClient client = coordinator.client()) {
+                List<Lease> leases = client.list(namespace, stale ? ReadConsistency.STALE : ReadConsistency.LEADER_LEASE)
+                        .stream().filter(l -> !l.namespace().equals(NodeInfo.NAMESPACE) || namespace.equals(NodeInfo.NAMESPACE))
+                        .toList();
+                output.print(spec.commandLine().getOut(), leases, LEASE_HEADERS, leaseRows(leases));
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "get", mixinStandardHelpOptions = true, description = "One mailbox's latest lease.")
+    static final class LeasesGet implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        CoordinatorOptions coordinator;
+        @Mixin
+        Output output;
+        @Parameters(paramLabel = "MAILBOX")
+        String mailbox;
+
+        @Override
+        public Integer call() {
+            try (CoordinationClient client = coordinator.client()) {
+                var lease = client.get(mailbox);
+                if (lease.isEmpty()) {
+                    spec.commandLine().getErr().println("no lease for mailbox '" + mailbox + "'");
+                    return 1;
+                }
+                output.print(spec.commandLine().getOut(), lease.get(), LEASE_HEADERS, leaseRows(List.of(lease.get())));
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "revoke", mixinStandardHelpOptions = true,
+            description = "Revoke a mailbox's lease: the holder loses it and the mailbox stays unavailable until reclaimed.")
+    static final class LeasesRevoke implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        CoordinatorOptions coordinator;
+        @Mixin
+        Output output;
+        @Parameters(paramLabel = "MAILBOX")
+        String mailbox;
+
+        @Override
+        public Integer call() {
+            try (CoordinationClient client = coordinator.client()) {
+                Lease l = client.revoke(mailbox);
+                output.print(spec.commandLine().getOut(), l, LEASE_HEADERS, leaseRows(List.of(l)));
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "reclaim", mixinStandardHelpOptions = true,
+            description = "Finish a revoke: the mailbox can be acquired again.")
+    static final class LeasesReclaim implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        CoordinatorOptions coordinator;
+        @Mixin
+        Output output;
+        @Parameters(paramLabel = "MAILBOX")
+        String mailbox;
+
+        @Override
+        public Integer call() {
+            try (CoordinationClient client = coordinator.client()) {
+                Lease l = client.reclaim(mailbox);
+                output.print(spec.commandLine().getOut(), l, LEASE_HEADERS, leaseRows(List.of(l)));
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "routes", description = "The routing table.", mixinStandardHelpOptions = true,
+            subcommands = {RoutesList.class, RoutesWatch.class})
+    static final class Routes {
+    }
+
+    static final List<String> ROUTE_HEADERS = List.of("MAILBOX", "NODE", "ADDRESS", "RUNNER", "PARTITION", "LEASE", "EPOCH");
+
+    static List<Object> routeRow(Route r) {
+        return List.of(r.mailboxId(), r.nodeId(), r.address(), r.runnerId(), r.partition(), r.leaseId(), r.epoch());
+    }
+
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "The routing table and its revision.")
+    static final class RoutesList implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        CoordinatorOptions coordinator;
+        @Mixin
+        Output output;
+
+        @Override
+        public Integer call() {
+            try (CoordinationClient client = coordinator.client()) {
+                CoordinationClient.Routes routes = client.routes();
+                List<List<?>> rows = new ArrayList<>();
+                routes.routes().forEach(r -> rows.add(routeRow(r)));
+                PrintWriter out = spec.commandLine().getOut();
+                if (output.format == Output.Format.table) {
+                    out.println("revision " + routes.revision());
+                }
+                output.print(out, routes, ROUTE_HEADERS, rows);
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "watch", mixinStandardHelpOptions = true,
+            description = "Print the routing table, then every change, until stopped (or --for elapses).")
+    static final class RoutesWatch implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        CoordinatorOptions coordinator;
+        @Mixin
+        Output output;
+        @Option(names = "--for-ms", defaultValue = "0", description = "stop after this long (default: never)")
+        long forMillis;
+
+        @Override
+        public Integer call() throws InterruptedException {
+            PrintWriter out = spec.commandLine().getOut();
+            try (CoordinationClient client = coordinator.client(); RoutingTable table = client.watchRoutes()) {
+                if (!table.await(RoutingTable::isSynced, Duration.ofMillis(coordinator.timeoutMillis))) {
+                    spec.commandLine().getErr().println("no coordinator answered at " + coordinator.coordinator);
+                    return 1;
+                }
+                table.addListener((mailbox, route, revision) -> {
+                    synchronized (out) {
+                        if (output.format == Output.Format.json) {
+                            Map<String, Object> event = new LinkedHashMap<>();
+                            event.put("revision", revision);
+                            event.put("mailboxId", mailbox);
+                            event.put("route", route);
+                            Output.json(out, event);
+                        } else {
+                            out.println("rev " + revision + "  " + mailbox + "  " + (route == null ? "removed"
+                                    : "-> " + route.nodeId() + " " + route.address() + " runner " + route.runnerId()
+                                            + " lease " + route.leaseId() + "/" + route.epoch()));
+                            out.flush();
+                        }
+                    }
+                });
+                synchronized (out) {
+                    List<List<?>> rows = new ArrayList<>();
+                    table.routes().values().forEach(r -> rows.add(routeRow(r)));
+                    if (output.format == Output.Format.table) {
+                        out.println("revision " + table.revision());
+                    }
+                    output.print(out, table.routes().values(), ROUTE_HEADERS, rows);
+                }
+                if (forMillis > 0) {
+                    Thread.sleep(forMillis);
+                } else {
+                    new CountDownLatch(1).await();
+                }
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "namespaces", description = "Namespaces.", mixinStandardHelpOptions = true,
+            subcommands = {NamespacesCreate.class, NamespacesList.class})
+    static final class Namespaces {
+    }
+
+    static final List<String> NAMESPACE_HEADERS = List.of("NAMESPACE", "PARTITION", "OWNER", "TTL", "HEARTBEAT", "GRACE",
+            "CREATED");
+
+    static List<Object> namespaceRow(NamespaceInfo n) {
+        return java.util.Arrays.asList(n.name(), n.partition(), n.ownerNodeId(), n.policy().ttl().toMillis() + "ms",
+                n.policy().heartbeatInterval().toMillis() + "ms", n.policy().grace().toMillis() + "ms",
+                ms(n.createdAtMillis()));
+    }
+
+    @Command(name = "create", mixinStandardHelpOptions = true, description = "Create a namespace with its lease policy.")
+    static final class NamespacesCreate implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        CoordinatorOptions coordinator;
+        @Mixin
+        Output output;
+        @Parameters(paramLabel = "NAME")
+        String name;
+        @Option(names = "--ttl-ms", description = "lease TTL (default: 10000)")
+        Long ttl;
+        @Option(names = "--heartbeat-ms", description = "heartbeat interval (default: 3000)")
+        Long heartbeat;
+        @Option(names = "--grace-ms", description = "grace after the TTL before expiry (default: 2000)")
+        Long grace;
+        @Option(names = "--label", description = "key=value (repeatable)")
+        Map<String, String> labels = new LinkedHashMap<>();
+
+        @Override
+        public Integer call() {
+            LeasePolicy policy = null;
+            if (ttl != null || heartbeat != null || grace != null) {
+                LeasePolicy d = LeasePolicy.DEFAULT;
+                policy = new LeasePolicy(Duration.ofMillis(ttl != null ? ttl : d.ttl().toMillis()),
+                        Duration.ofMillis(heartbeat != null ? heartbeat : d.heartbeatInterval().toMillis()),
+                        Duration.ofMillis(grace != null ? grace : d.grace().toMillis()));
+            }
+            try (CoordinationClient client = coordinator.client()) {
+                NamespaceInfo n = client.createNamespace(name, policy, labels);
+                output.print(spec.commandLine().getOut(), n, NAMESPACE_HEADERS, List.of(namespaceRow(n)));
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "Every namespace with its owner node.")
+    static final class NamespacesList implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        CoordinatorOptions coordinator;
+        @Mixin
+        Output output;
+
+        @Override
+        public Integer call() {
+            try (CoordinationClient client = coordinator.client()) {
+                List<NamespaceInfo> all = client.namespaces();
+                List<List<?>> rows = new ArrayList<>();
+                all.forEach(n -> rows.add(namespaceRow(n)));
+                output.print(spec.commandLine().getOut(), all, NAMESPACE_HEADERS, rows);
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "nodes", description = "Mailbox nodes.", mixinStandardHelpOptions = true, subcommands = {NodesList.class})
+    static final class Nodes {
+    }
+
+    @Command(name = "list", mixinStandardHelpOptions = true,
+            description = "Registered mailbox nodes, whether each is up, and its partition ranges.")
+    static final class NodesList implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        CoordinatorOptions coordinator;
+        @Mixin
+        Output output;
+
+        @Override
+        public Integer call() {
+            try (CoordinationClient client = coordinator.client()) {
+                List<NodeInfo> nodes = client.nodes();
+                PartitionMap map = client.partitionMap();
+                List<List<?>> rows = new ArrayList<>();
+                for (NodeInfo n : nodes) {
+                    List<PartitionMap.Range> ranges = map.rangesOf(n.id());
+                    int count = ranges.stream().mapToInt(PartitionMap.Range::size).sum();
+                    rows.add(List.of(n.id(), n.address(), n.up() ? "up" : "down", count,
+                            ranges.stream().map(r -> r.start() == r.end() ? "" + r.start() : r.start() + "-" + r.end())
+                                    .reduce((x, y) -> x + "," + y).orElse("-"),
+                            n.region().isEmpty() ? "-" : n.region(), n.version().isEmpty() ? "-" : n.version()));
+                }
+                Map<String, Object> json = new LinkedHashMap<>();
+                json.put("nodes", nodes);
+                json.put("partitionRanges", map.ranges());
+                output.print(spec.commandLine().getOut(), json,
+                        List.of("NODE", "ADDRESS", "STATE", "PARTITIONS", "RANGES", "REGION", "VERSION"), rows);
+                return 0;
+            }
+        }
+    }
+
+}

@@ -1,0 +1,221 @@
+package dev.mailbox.cli;
+
+import dev.mailbox.api.Codec;
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.SendOptions;
+import dev.mailbox.coordination.RemoteMailbox;
+import dev.mailbox.inmemory.InMemoryMailbox;
+import dev.mailbox.redis.RedisMailbox;
+import dev.mailbox.sqs.SqsMailbox;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import software.amazon.awssdk.regions.Region;
+
+/** Send, receive, count and purge on any backend, named by a URI. */
+final class MailboxCommands {
+
+    static final String URI_HELP = "memory:NAME (this process only), redis://HOST:PORT/NAME, "
+            + "sqs://QUEUE?region=R[&endpoint=http://HOST:PORT], or node://HOST:PORT/MAILBOX (through a mailbox node)";
+
+    private MailboxCommands() {
+    }
+
+    /**
+     * Opens the mailbox a URI names, with bodies as UTF-8 text.
+     *
+     * @param uri the URI
+     * @return the mailbox; the caller closes it
+     */
+    static Mailbox<String> open(String uri) {
+        URI u;
+        try {
+            u = URI.create(uri);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("not a mailbox URI: '" + uri + "' (" + URI_HELP + ")");
+        }
+        String scheme = u.getScheme() == null ? "" : u.getScheme();
+        String path = u.getPath() == null ? "" : u.getPath().replaceFirst("^/", "");
+        switch (scheme) {
+            case "memory" -> {
+                return InMemoryMailbox.builder(u.getSchemeSpecificPart(), Codec.utf8()).build();
+            }
+            case "redis" -> {
+                require(!path.isEmpty(), uri, "a mailbox name after the host");
+                return RedisMailbox.builder(path, Codec.utf8()).uri("redis://" + u.getHost() + ":"
+                        + (u.getPort() < 0 ? 6379 : u.getPort())).build();
+            }
+            case "sqs" -> {
+                require(u.getHost() != null || u.getAuthority() != null, uri, "a queue name");
+                Map<String, String> q = query(u.getQuery());
+                SqsMailbox.Builder<String> b = SqsMailbox.builder(u.getAuthority(), Codec.utf8())
+                        .region(Region.of(q.getOrDefault("region", "us-east-1")));
+                if (q.containsKey("endpoint")) {
+                    b.endpointOverride(URI.create(q.get("endpoint")));
+                }
+                return b.build();
+            }
+            case "node" -> {
+                require(!path.isEmpty(), uri, "a mailbox id after the node address");
+                require(u.getHost() != null && u.getPort() > 0, uri, "a node address host:port");
+                return RemoteMailbox.builder(path, Codec.utf8()).node(u.getHost() + ":" + u.getPort()).build();
+            }
+            default -> throw new IllegalArgumentException("unknown mailbox URI scheme in '" + uri + "': use " + URI_HELP);
+        }
+    }
+
+    private static void require(boolean ok, String uri, String what) {
+        if (!ok) {
+            throw new IllegalArgumentException("mailbox URI '" + uri + "' needs " + what + " (" + URI_HELP + ")");
+        }
+    }
+
+    private static Map<String, String> query(String query) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (query != null) {
+            for (String pair : query.split("&")) {
+                int eq = pair.indexOf('=');
+                if (eq > 0) {
+                    out.put(pair.substring(0, eq), pair.substring(eq + 1));
+                }
+            }
+        }
+        return out;
+    }
+
+    @Command(name = "send", mixinStandardHelpOptions = true, description = "Send text messages to a mailbox.")
+    static final class Send implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        Output output;
+        @Parameters(index = "0", paramLabel = "URI", description = URI_HELP)
+        String uri;
+        @Parameters(index = "1..*", paramLabel = "BODY", arity = "1..*", description = "one message per body")
+        List<String> bodies;
+        @Option(names = "--delay-ms", defaultValue = "0", description = "keep them invisible this long")
+        long delay;
+        @Option(names = "--attribute", description = "name=value (repeatable)")
+        Map<String, String> attributes = new LinkedHashMap<>();
+
+        @Override
+        public Integer call() {
+            try (Mailbox<String> m = open(uri)) {
+                SendOptions options = SendOptions.defaults().withDelay(Duration.ofMillis(delay)).withAttributes(attributes);
+                List<String> ids = new ArrayList<>();
+                for (String body : bodies) {
+                    ids.add(m.send(body, options));
+                }
+                List<List<?>> rows = new ArrayList<>();
+                for (int i = 0; i < ids.size(); i++) {
+                    rows.add(List.of(ids.get(i), bodies.get(i)));
+                }
+                output.print(spec.commandLine().getOut(), ids, List.of("MESSAGE", "BODY"), rows);
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "receive", mixinStandardHelpOptions = true,
+            description = "Receive messages; they are acknowledged (deleted) unless --keep is given.")
+    static final class Receive implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        Output output;
+        @Parameters(index = "0", paramLabel = "URI", description = URI_HELP)
+        String uri;
+        @Option(names = {"-n", "--max"}, defaultValue = "1", description = "at most this many, 1-10")
+        int max;
+        @Option(names = "--wait-ms", defaultValue = "0", description = "long-poll this long")
+        long wait;
+        @Option(names = "--visibility-ms", defaultValue = "30000", description = "visibility timeout")
+        long visibility;
+        @Option(names = "--keep", description = "do not acknowledge: they come back after the visibility timeout")
+        boolean keep;
+
+        @Override
+        public Integer call() {
+            try (Mailbox<String> m = open(uri)) {
+                List<Message<String>> got = m.receive(ReceiveOptions.defaults().withMaxMessages(max)
+                        .withWaitTime(Duration.ofMillis(wait)).withVisibilityTimeout(Duration.ofMillis(visibility)));
+                List<Map<String, Object>> json = new ArrayList<>();
+                List<List<?>> rows = new ArrayList<>();
+                for (Message<String> msg : got) {
+                    String body;
+                    try {
+                        body = msg.body();
+                    } catch (RuntimeException e) {
+                        body = "<undecodable: " + e.getMessage() + ">";
+                    }
+                    Map<String, Object> one = new LinkedHashMap<>();
+                    one.put("id", msg.id());
+                    one.put("body", body);
+                    one.put("deliveryCount", msg.deliveryCount());
+                    one.put("enqueuedAt", msg.enqueuedAt().toString());
+                    one.put("attributes", msg.attributes());
+                    one.put("receiptHandle", msg.receiptHandle());
+                    json.add(one);
+                    rows.add(List.of(msg.id(), msg.deliveryCount(), body));
+                    if (!keep) {
+                        msg.acknowledge();
+                    }
+                }
+                output.print(spec.commandLine().getOut(), json, List.of("MESSAGE", "DELIVERY", "BODY"), rows);
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "count", mixinStandardHelpOptions = true, description = "How many messages are not yet deleted.")
+    static final class Count implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        Output output;
+        @Parameters(paramLabel = "URI", description = URI_HELP)
+        String uri;
+
+        @Override
+        public Integer call() {
+            try (Mailbox<String> m = open(uri)) {
+                long n = m.approximateCount();
+                output.print(spec.commandLine().getOut(), Map.of("mailbox", m.name(), "count", n),
+                        List.of("MAILBOX", "COUNT"), List.of(List.of(m.name(), n)));
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "purge", mixinStandardHelpOptions = true, description = "Delete every message.")
+    static final class Purge implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        Output output;
+        @Parameters(paramLabel = "URI", description = URI_HELP)
+        String uri;
+
+        @Override
+        public Integer call() {
+            try (Mailbox<String> m = open(uri)) {
+                long n = m.purge();
+                output.print(spec.commandLine().getOut(), Map.of("mailbox", m.name(), "purged", n),
+                        List.of("MAILBOX", "PURGED"), List.of(List.of(m.name(), n)));
+                return 0;
+            }
+        }
+    }
+}

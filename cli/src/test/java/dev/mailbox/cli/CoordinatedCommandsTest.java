@@ -1,0 +1,146 @@
+package dev.mailbox.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mailbox.api.Codec;
+import dev.mailbox.coordination.CoordinationClient;
+import dev.mailbox.coordination.CoordinatorNode;
+import dev.mailbox.coordination.LeaseHolder;
+import dev.mailbox.coordination.MailboxNode;
+import dev.mailbox.inmemory.InMemoryMailbox;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** mailboxctl against a real coordinator and mailbox node in this JVM. */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class CoordinatedCommandsTest {
+
+    private static CoordinatorNode coordinator;
+    private static CoordinationClient client;
+    private static MailboxNode node;
+    private static String endpoint;
+
+    private record Run(int exitCode, String out, String err) {
+    }
+
+    private static Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        var cli = MailboxCtl.commandLine();
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        int code = cli.execute(args);
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    @BeforeAll
+    static void start() throws Exception {
+        coordinator = CoordinatorNode.builder("c1").peer("c1", new InetSocketAddress("127.0.0.1", 0))
+                .dataDir(Files.createTempDirectory("cli-coordinator")).start();
+        endpoint = "127.0.0.1:" + coordinator.controlPlaneAddress().getPort();
+        client = CoordinationClient.builder().endpoint(endpoint).build();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!coordinator.isLeader() && System.nanoTime() < until) {
+            Thread.sleep(20); // Raft offers nothing to wait on for an election
+        }
+        node = MailboxNode.builder("node-x").coordinator(client).start();
+        node.host(InMemoryMailbox.builder("inbox@node-x", Codec.bytes()).build());
+        client.acquire("inbox@node-x", new LeaseHolder("host", "node-x", node.address()));
+    }
+
+    @AfterAll
+    static void stop() {
+        node.close();
+        client.close();
+        coordinator.close();
+    }
+
+    @Test
+    @DisplayName("namespaces create/list, nodes list, leases, routes and cluster status, as tables and as JSON")
+    void controlPlane() throws Exception {
+        Run created = run("namespaces", "create", "billing", "--ttl-ms", "4000", "--heartbeat-ms", "1000",
+                "--label", "team=money", "-c", endpoint);
+        assertThat(created.exitCode()).as(created.err()).isZero();
+        assertThat(created.out()).contains("NAMESPACE").contains("billing").contains("4000ms");
+
+        Run again = run("namespaces", "create", "billing", "-c", endpoint);
+        assertThat(again.exitCode()).isEqualTo(1);
+        assertThat(again.err()).contains("already exists");
+
+        Run bad = run("namespaces", "create", "not ok", "-c", endpoint);
+        assertThat(bad.exitCode()).isNotZero();
+        assertThat(bad.err()).contains("namespace name");
+
+        JsonNode namespaces = new ObjectMapper().readTree(run("namespaces", "list", "-o", "json", "-c", endpoint).out());
+        assertThat(namespaces.get(0).get("name").asText()).isEqualTo("billing");
+        assertThat(namespaces.get(0).get("ownerNodeId").asText()).isEqualTo("node-x");
+
+        Run nodes = run("nodes", "list", "-c", endpoint);
+        assertThat(nodes.out()).contains("node-x").contains("up").contains("256").contains("0-255");
+
+        Run leases = run("leases", "list", "-c", endpoint);
+        assertThat(leases.out()).contains("inbox@node-x").contains("ACTIVE").doesNotContain("_nodes");
+        assertThat(run("leases", "get", "inbox@node-x", "-o", "json", "-c", endpoint).out())
+                .contains("\"runnerId\" : \"host\"");
+        assertThat(run("leases", "get", "nothing@here", "-c", endpoint).exitCode()).isEqualTo(1);
+
+        Run routes = run("routes", "list", "-c", endpoint);
+        assertThat(routes.out()).contains("revision").contains("inbox@node-x").contains(node.address());
+        Run watch = run("routes", "watch", "--for-ms", "200", "-c", endpoint);
+        assertThat(watch.out()).contains("inbox@node-x");
+
+        Run status = run("cluster", "status", "-c", endpoint);
+        assertThat(status.exitCode()).isZero();
+        assertThat(status.out()).contains("c1").contains("LEADER");
+    }
+
+    @Test
+    @DisplayName("revoke and reclaim a lease")
+    void revokeReclaim() {
+        client.acquire("spare@node-x", new LeaseHolder("r", "node-x", node.address()));
+        assertThat(run("leases", "revoke", "spare@node-x", "-c", endpoint).out()).contains("REVOKING");
+        assertThat(run("leases", "reclaim", "spare@node-x", "-c", endpoint).out()).contains("REVOKED");
+    }
+
+    @Test
+    @DisplayName("send, receive, count and purge through a mailbox node by URI")
+    void mailboxCommands() {
+        String uri = "node://" + node.address() + "/inbox@node-x";
+        assertThat(run("send", uri, "hello", "world").exitCode()).isZero();
+        assertThat(run("count", uri).out()).contains("2");
+        Run got = run("receive", uri, "-n", "1", "-o", "json");
+        assertThat(got.out()).contains("\"body\" : \"hello\"");
+        assertThat(run("count", uri).out()).contains("1");
+        assertThat(run("purge", uri).out()).contains("1");
+        assertThat(run("count", uri, "-o", "json").out()).contains("\"count\" : 0");
+
+        Run unknown = run("count", "nope://x");
+        assertThat(unknown.exitCode()).isEqualTo(2);
+        assertThat(unknown.err()).contains("unknown mailbox URI scheme");
+    }
+
+    @Test
+    @DisplayName("the demo shows requests through the non-owning node, a runner kill and the takeover")
+    void demo() {
+        Run r = run("demo", "--requests", "2");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.out())
+                .contains("[runner-1] acquired the lease of orders@node-a")
+                .contains("answered: handled by runner-1: order-1")
+                .contains("runner-1 killed")
+                .contains("has no route (no lease holder)")
+                .containsPattern("takeover: runner-2 holds orders@node-a \\(lease \\d+, epoch 2\\)")
+                .contains("answered: handled by runner-2:")
+                .contains("is RELEASED");
+    }
+}
