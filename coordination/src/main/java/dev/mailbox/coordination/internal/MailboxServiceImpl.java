@@ -121,7 +121,8 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
     public static final int MAX_MESSAGE = 16 * 1024 * 1024;
 
     private ManagedChannel peer(String address) {
-        return peers.computeIfAbsent(address, a -> NettyChannelBuilder.forTarget(a).usePlaintext()
+        // replies are relayed straight to the caller's observer, which never blocks: no executor hop
+        return peers.computeIfAbsent(address, a -> NettyChannelBuilder.forTarget(a).usePlaintext().directExecutor()
                 .maxInboundMessageSize(MAX_MESSAGE).build());
     }
 
