@@ -101,7 +101,7 @@ class CoordinatedCommandsTest {
 
         Run status = run("cluster", "status", "-c", endpoint);
         assertThat(status.exitCode()).isZero();
-        assertThat(status.out()).contains("c1").contains("LEADER");
+        assertThat(status.out()).containsPattern("c1\\s+\\S+\\s+LEADER\\s+c1");
     }
 
     @Test
@@ -142,5 +142,39 @@ class CoordinatedCommandsTest {
                 .containsPattern("takeover: runner-2 holds orders@node-a \\(lease \\d+, epoch 2\\)")
                 .contains("answered: handled by runner-2:")
                 .contains("is RELEASED");
+    }
+
+    @Test
+    @DisplayName("coordinator start serves a standalone node from a config file until killed")
+    void coordinatorStart() throws Exception {
+        java.nio.file.Path dir = Files.createTempDirectory("cli-start");
+        int raft;
+        int plane;
+        try (java.net.ServerSocket a = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+             java.net.ServerSocket b = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            raft = a.getLocalPort();
+            plane = b.getLocalPort();
+        }
+        java.nio.file.Path config = dir.resolve("c.properties");
+        Files.writeString(config, "id=s1\ncluster=cli\nraft=127.0.0.1:" + raft + "\ncontrol-plane=127.0.0.1:" + plane
+                + "\ndata-dir=" + dir.resolve("data").toString().replace("\\", "/") + "\n");
+        String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(javaBin, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+                MailboxCtl.class.getName(), "coordinator", "start", "--config", config.toString())
+                .redirectErrorStream(true).redirectOutput(dir.resolve("out.log").toFile()).start();
+        try {
+            String target = "127.0.0.1:" + plane;
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            Run status = run("cluster", "status", "-c", target, "--timeout-ms", "1000");
+            while (!status.out().matches("(?s).*s1\\s+\\S+\\s+LEADER.*") && System.nanoTime() < until) {
+                Thread.sleep(200); // the child JVM starts and elects itself; nothing to wait on but polling
+                status = run("cluster", "status", "-c", target, "--timeout-ms", "1000");
+            }
+            assertThat(status.out()).containsPattern("s1\\s+127.0.0.1:" + plane + "\\s+LEADER\\s+s1");
+            assertThat(Files.readString(dir.resolve("out.log"))).contains("coordinator s1 of cluster 'cli'");
+        } finally {
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
     }
 }

@@ -59,6 +59,7 @@ public final class MailboxNode implements AutoCloseable {
     private final Server server;
     private final String address;
     private final MailboxServiceImpl service;
+    private final java.util.concurrent.ExecutorService pool;
     private final Metrics metrics = new Metrics();
     private final @Nullable InetSocketAddress metricsAddress;
     private final ScheduledExecutorService heartbeats;
@@ -81,9 +82,14 @@ public final class MailboxNode implements AutoCloseable {
         InetSocketAddress bind = new InetSocketAddress(b.listen.getAddress(), port);
         this.address = b.advertise != null ? b.advertise : bind.getHostString() + ":" + port;
         RoutingTable table = routes;
+        this.pool = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "mailbox-node-" + b.id + "-call");
+            t.setDaemon(true);
+            return t;
+        });
         this.service = new MailboxServiceImpl(address, hosted,
-                mailbox -> table == null ? Optional.empty() : table.route(mailbox), metrics.registry());
-        this.server = NettyServerBuilder.forAddress(bind)
+                mailbox -> table == null ? Optional.empty() : table.route(mailbox), metrics.registry(), pool);
+        this.server = NettyServerBuilder.forAddress(bind).executor(pool).callExecutor(service.executors())
                 .maxInboundMessageSize(MailboxServiceImpl.MAX_MESSAGE)
                 .addService(ServerInterceptors.intercept(service, metrics.interceptor("mailbox.node.requests")))
                 .build();
@@ -331,6 +337,9 @@ public final class MailboxNode implements AutoCloseable {
         }
         if (service != null) {
             service.close();
+        }
+        if (pool != null) {
+            pool.shutdownNow();
         }
         if (routes != null) {
             routes.close();

@@ -72,6 +72,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
     private final Duration callTimeout;
     private final Duration routeWait;
     private final Set<Context.CancellableContext> calls = ConcurrentHashMap.newKeySet();
+    private final io.grpc.ClientInterceptor header;
     private volatile @Nullable MailboxCapabilities capabilities;
     private volatile boolean closed;
 
@@ -80,6 +81,11 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         this.codec = b.codec;
         this.callTimeout = b.callTimeout;
         this.routeWait = b.routeWait;
+        Metadata md = new Metadata();
+        if (MailboxServiceImpl.headerSafe(name)) {
+            md.put(MailboxServiceImpl.MAILBOX_HEADER, name);
+        }
+        this.header = io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(md);
         if (b.channel != null) {
             this.channel = b.channel;
             this.ownsChannel = false;
@@ -215,7 +221,8 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
     }
 
     private MailboxServiceGrpc.MailboxServiceBlockingStub stub(long deadlineMillis) {
-        return MailboxServiceGrpc.newBlockingStub(channel).withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS)
+        return MailboxServiceGrpc.newBlockingStub(channel).withInterceptors(header)
+                .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS)
                 .withMaxInboundMessageSize(MailboxServiceImpl.MAX_MESSAGE)
                 .withMaxOutboundMessageSize(MailboxServiceImpl.MAX_MESSAGE);
     }

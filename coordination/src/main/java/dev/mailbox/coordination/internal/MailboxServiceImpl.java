@@ -46,12 +46,41 @@ import org.jspecify.annotations.Nullable;
  */
 public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceImplBase implements AutoCloseable {
 
+    /** The mailbox a call is for, sent as a header too so the node can pick the call's executor early. */
+    public static final io.grpc.Metadata.Key<String> MAILBOX_HEADER = io.grpc.Metadata.Key.of("mailbox-id",
+            io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+    /**
+     * @param mailbox a mailbox id
+     * @return whether it can travel as a header value (printable ASCII); other ids go without one
+     */
+    public static boolean headerSafe(String mailbox) {
+        for (int i = 0; i < mailbox.length(); i++) {
+            char c = mailbox.charAt(i);
+            if (c < 0x20 || c > 0x7e) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Set while a call runs on the transport thread (see {@link #executors}). */
+    private static final ThreadLocal<Boolean> INLINE = new ThreadLocal<>();
+    private static final java.util.concurrent.Executor INLINE_EXECUTOR = task -> {
+        INLINE.set(Boolean.TRUE);
+        try {
+            task.run();
+        } finally {
+            INLINE.remove();
+        }
+    };
+
     /** Longest wait of one receive call; longer waits are looped by the caller. */
     public static final long MAX_WAIT_MILLIS = 20_000;
     /** How long a handle is kept past its visibility deadline before it is forgotten. */
     private static final long HANDLE_SLACK_NANOS = TimeUnit.MINUTES.toNanos(5);
 
     private final String selfAddress;
+    private final java.util.concurrent.Executor pool;
     private final Map<String, Mailbox<byte[]>> hosted;
     private final Function<String, Optional<Route>> routes;
     private final ConcurrentHashMap<String, ManagedChannel> peers = new ConcurrentHashMap<>();
@@ -77,13 +106,45 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
      * @param registry    where the counters go
      */
     public MailboxServiceImpl(String selfAddress, Map<String, Mailbox<byte[]>> hosted,
-                              Function<String, Optional<Route>> routes, MeterRegistry registry) {
+                              Function<String, Optional<Route>> routes, MeterRegistry registry,
+                              java.util.concurrent.Executor pool) {
+        this.pool = pool;
         this.selfAddress = selfAddress;
         this.hosted = hosted;
         this.routes = routes;
         this.local = Counter.builder("mailbox.node.calls").tag("path", "local").register(registry);
         this.forwarded = Counter.builder("mailbox.node.calls").tag("path", "forwarded").register(registry);
         this.unroutable = Counter.builder("mailbox.node.calls").tag("path", "unroutable").register(registry);
+    }
+
+    /**
+     * Picks each call's executor: a call for a mailbox this node does not host only starts a
+     * non-blocking forward, so it runs on the transport thread, saving a thread hop per forwarded
+     * call; everything else (which may block in a long poll) runs on the pool.
+     *
+     * @return the supplier for the server builder
+     */
+    public io.grpc.ServerCallExecutorSupplier executors() {
+        return new io.grpc.ServerCallExecutorSupplier() {
+            @Override
+            public <Q, A> java.util.concurrent.@Nullable Executor getExecutor(io.grpc.ServerCall<Q, A> call,
+                                                                           io.grpc.Metadata headers) {
+                String mailbox = headers.get(MAILBOX_HEADER);
+                return mailbox != null && !hosted.containsKey(mailbox) ? INLINE_EXECUTOR : null;
+            }
+        };
+    }
+
+    /**
+     * A call picked to run inline that finds its mailbox hosted after all (it was hosted in between)
+     * moves to the pool, where blocking is allowed.
+     */
+    private boolean movedToPool(String mailbox, Runnable handler) {
+        if (INLINE.get() == Boolean.TRUE && hosted.containsKey(mailbox)) {
+            pool.execute(Context.current().wrap(handler));
+            return true;
+        }
+        return false;
     }
 
     /** What to do with a call: serve it here, forward it, or refuse it. */
@@ -109,6 +170,11 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         }
         forwarded.increment();
         MailboxServiceGrpc.MailboxServiceStub stub = MailboxServiceGrpc.newStub(peer(route.get().address()));
+        if (headerSafe(mailbox)) {
+            io.grpc.Metadata header = new io.grpc.Metadata();
+            header.put(MAILBOX_HEADER, mailbox);
+            stub = stub.withInterceptors(io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(header));
+        }
         io.grpc.Deadline deadline = Context.current().getDeadline();
         if (deadline != null) {
             stub = stub.withDeadline(deadline);
@@ -128,6 +194,9 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
 
     @Override
     public void send(SendRequest r, StreamObserver<SendReply> out) {
+        if (movedToPool(r.getMailbox(), () -> send(r, out))) {
+            return;
+        }
         Mailbox<byte[]> m = local(r.getMailbox(), r.getHops(), out,
                 stub -> stub.send(r.toBuilder().setHops(r.getHops() + 1).build(), out));
         if (m == null) {
@@ -147,6 +216,9 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
 
     @Override
     public void receive(ReceiveRequest r, StreamObserver<ReceiveReply> out) {
+        if (movedToPool(r.getMailbox(), () -> receive(r, out))) {
+            return;
+        }
         Mailbox<byte[]> m = local(r.getMailbox(), r.getHops(), out,
                 stub -> stub.receive(r.toBuilder().setHops(r.getHops() + 1).build(), out));
         if (m == null) {
@@ -194,6 +266,9 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
 
     @Override
     public void handle(HandleRequest r, StreamObserver<HandleReply> out) {
+        if (movedToPool(r.getMailbox(), () -> handle(r, out))) {
+            return;
+        }
         Mailbox<byte[]> m = local(r.getMailbox(), r.getHops(), out,
                 stub -> stub.handle(r.toBuilder().setHops(r.getHops() + 1).build(), out));
         if (m == null) {
@@ -233,6 +308,9 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
 
     @Override
     public void count(MailboxRequest r, StreamObserver<CountReply> out) {
+        if (movedToPool(r.getMailbox(), () -> count(r, out))) {
+            return;
+        }
         Mailbox<byte[]> m = local(r.getMailbox(), r.getHops(), out,
                 stub -> stub.count(r.toBuilder().setHops(r.getHops() + 1).build(), out));
         if (m != null) {
@@ -242,6 +320,9 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
 
     @Override
     public void purge(MailboxRequest r, StreamObserver<CountReply> out) {
+        if (movedToPool(r.getMailbox(), () -> purge(r, out))) {
+            return;
+        }
         Mailbox<byte[]> m = local(r.getMailbox(), r.getHops(), out,
                 stub -> stub.purge(r.toBuilder().setHops(r.getHops() + 1).build(), out));
         if (m != null) {
@@ -255,6 +336,9 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
 
     @Override
     public void capabilities(MailboxRequest r, StreamObserver<CapabilitiesReply> out) {
+        if (movedToPool(r.getMailbox(), () -> capabilities(r, out))) {
+            return;
+        }
         Mailbox<byte[]> m = local(r.getMailbox(), r.getHops(), out,
                 stub -> stub.capabilities(r.toBuilder().setHops(r.getHops() + 1).build(), out));
         if (m != null) {
