@@ -22,13 +22,16 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.regions.Region;
 
 /** Send, receive, count and purge on any backend, named by a URI. */
 final class MailboxCommands {
 
     static final String URI_HELP = "memory:NAME (this process only), redis://HOST:PORT/NAME, "
-            + "sqs://QUEUE?region=R[&endpoint=http://HOST:PORT], or node://HOST:PORT/MAILBOX (through a mailbox node)";
+            + "sqs://QUEUE?region=R[&endpoint=http://HOST:PORT][&access-key=K&secret-key=S][&create], "
+            + "or node://HOST:PORT/MAILBOX (through a mailbox node)";
 
     private MailboxCommands() {
     }
@@ -64,8 +67,14 @@ final class MailboxCommands {
                         .region(Region.of(q.getOrDefault("region", "us-east-1")));
                 if (q.containsKey("endpoint")) {
                     b.endpointOverride(URI.create(q.get("endpoint")));
+                    // a local SQS (ElasticMQ, LocalStack) takes any keys; AWS itself uses the default chain
+                    b.credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(
+                            q.getOrDefault("access-key", "local"), q.getOrDefault("secret-key", "local"))));
+                } else if (q.containsKey("access-key")) {
+                    b.credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(
+                            q.get("access-key"), q.getOrDefault("secret-key", ""))));
                 }
-                return b.build();
+                return b.createIfMissing(q.containsKey("create")).build();
             }
             case "node" -> {
                 require(!path.isEmpty(), uri, "a mailbox id after the node address");
@@ -89,6 +98,8 @@ final class MailboxCommands {
                 int eq = pair.indexOf('=');
                 if (eq > 0) {
                     out.put(pair.substring(0, eq), pair.substring(eq + 1));
+                } else if (!pair.isEmpty()) {
+                    out.put(pair, ""); // a flag such as &create
                 }
             }
         }

@@ -291,6 +291,8 @@ final class Task<Req, Res> implements Runnable {
                 MainLoop.nackQuietly(message, loop.retry.backoff(message.deliveryCount()));
                 return;
             }
+            // counted before the answer goes out, so whoever sees the answer sees the count
+            loop.metrics.outcome("dead_lettered");
         }
         boolean answered = false;
         if (request != null) {
@@ -306,7 +308,9 @@ final class Task<Req, Res> implements Runnable {
             MainLoop.nackQuietly(message, loop.retry.maxBackoff());
             return;
         }
-        loop.metrics.outcome("dead_lettered");
+        if (loop.deadLetters == null) {
+            loop.metrics.outcome("dead_lettered");
+        }
         LOG.warn("message {} in '{}' dead-lettered after {} deliveries: {}: {}", message.id(), loop.name(),
                 message.deliveryCount(), error.type(), error.message());
         acknowledge();
