@@ -41,7 +41,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * latency and the coordinators' CPU share).
  *
  * <pre>java -Xmx4g -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.RoutingHarness [--quick]
- *     [propagation] [forwarding] [heartbeats]</pre>
+ *     [partitions] [propagation] [forwarding] [heartbeats]</pre>
  */
 public final class RoutingHarness {
 
@@ -64,6 +64,9 @@ public final class RoutingHarness {
         System.out.printf(Locale.ROOT, "routing harness: %d cores, %s%n", Runtime.getRuntime().availableProcessors(),
                 h.quick ? "quick" : "full");
         List<String> only = Arrays.stream(args).filter(a -> !a.startsWith("--")).toList();
+        if (only.isEmpty() || only.contains("partitions")) {
+            partitions();
+        }
         if (only.isEmpty() || only.contains("propagation")) {
             h.propagation();
         }
@@ -74,6 +77,37 @@ public final class RoutingHarness {
             h.heartbeats();
         }
         System.exit(0);
+    }
+
+    // --- 0. partition movement ---------------------------------------------------------------------
+
+    private static void partitions() {
+        java.util.Random random = new java.util.Random(20261122);
+        System.out.printf(Locale.ROOT, "%n0. partitions moved when a node joins N nodes / one of N+1 leaves "
+                + "(rendezvous hashing, 1,000 random node sets each)%n");
+        System.out.printf(Locale.ROOT, "   %4s %12s %12s %12s %16s%n", "N", "ideal", "join mean", "join max",
+                "leave = its own");
+        for (int n = 1; n <= 10; n++) {
+            double total = 0;
+            int max = 0;
+            boolean leaveExact = true;
+            for (int t = 0; t < 1_000; t++) {
+                List<String> nodes = new ArrayList<>();
+                for (int i = 0; i <= n; i++) {
+                    nodes.add("node-" + Long.toHexString(random.nextLong()));
+                }
+                dev.mailbox.coordination.PartitionMap before = dev.mailbox.coordination.PartitionMap.of(nodes.subList(0, n));
+                dev.mailbox.coordination.PartitionMap after = dev.mailbox.coordination.PartitionMap.of(nodes);
+                int moved = before.moved(after);
+                total += moved;
+                max = Math.max(max, moved);
+                int owned = after.rangesOf(nodes.get(n)).stream()
+                        .mapToInt(dev.mailbox.coordination.PartitionMap.Range::size).sum();
+                leaveExact &= moved == owned; // leaving again moves back exactly what it owned
+            }
+            System.out.printf(Locale.ROOT, "   %4d %12.1f %12.1f %12d %16s%n", n, 256.0 / (n + 1), total / 1_000, max,
+                    leaveExact ? "yes" : "NO");
+        }
     }
 
     // --- 1. route propagation ---------------------------------------------------------------------
