@@ -42,7 +42,18 @@ public final class ElasticMqServer implements AutoCloseable {
     public static synchronized ElasticMqServer shared() {
         if (shared == null) {
             ElasticMqServer s = new ElasticMqServer();
-            Runtime.getRuntime().addShutdownHook(new Thread(s::close, "elasticmq-stop"));
+            // bounded: stopping waits for open long polls (up to 20 s each), which would hold up the
+            // JVM's exit (surefire then waits 30 s before killing the fork)
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                Thread stop = new Thread(s::close, "elasticmq-stop-wait");
+                stop.setDaemon(true);
+                stop.start();
+                try {
+                    stop.join(5_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "elasticmq-stop"));
             shared = s;
         }
         return shared;
