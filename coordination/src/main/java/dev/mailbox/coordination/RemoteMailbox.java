@@ -67,7 +67,8 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
 
     private final String name;
     private final Codec<T> codec;
-    private final ManagedChannel channel;
+    private final List<ManagedChannel> channels;
+    private final java.util.concurrent.atomic.AtomicInteger current = new java.util.concurrent.atomic.AtomicInteger();
     private final boolean ownsChannel;
     private final Duration callTimeout;
     private final Duration routeWait;
@@ -87,11 +88,15 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         }
         this.header = io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(md);
         if (b.channel != null) {
-            this.channel = b.channel;
+            this.channels = List.of(b.channel);
             this.ownsChannel = false;
         } else {
-            this.channel = NettyChannelBuilder.forTarget(Objects.requireNonNull(b.node, "node or channel"))
-                    .usePlaintext().maxInboundMessageSize(MailboxServiceImpl.MAX_MESSAGE).build();
+            List<ManagedChannel> list = new ArrayList<>();
+            for (String node : b.nodes) {
+                list.add(NettyChannelBuilder.forTarget(node).usePlaintext()
+                        .maxInboundMessageSize(MailboxServiceImpl.MAX_MESSAGE).build());
+            }
+            this.channels = List.copyOf(list);
             this.ownsChannel = true;
         }
     }
@@ -210,7 +215,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
             c.cancel(new MailboxClosedException(name));
         }
         if (ownsChannel) {
-            channel.shutdownNow();
+            channels.forEach(ManagedChannel::shutdownNow);
         }
     }
 
@@ -221,7 +226,8 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
     }
 
     private MailboxServiceGrpc.MailboxServiceBlockingStub stub(long deadlineMillis) {
-        return MailboxServiceGrpc.newBlockingStub(channel).withInterceptors(header)
+        return MailboxServiceGrpc.newBlockingStub(channels.get(Math.floorMod(current.get(), channels.size())))
+                .withInterceptors(header)
                 .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS)
                 .withMaxInboundMessageSize(MailboxServiceImpl.MAX_MESSAGE)
                 .withMaxOutboundMessageSize(MailboxServiceImpl.MAX_MESSAGE);
@@ -231,6 +237,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
     private <R> R call(Supplier<R> rpc, int bodies) {
         long routeDeadline = System.nanoTime() + routeWait.toNanos();
         long pause = 20;
+        int nodesTried = 0;
         while (true) {
             Context.CancellableContext context = Context.current().withCancellation();
             calls.add(context);
@@ -241,6 +248,11 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
                 return context.call(rpc::get);
             } catch (StatusRuntimeException e) {
                 MailboxException failure = failure(e, bodies, null);
+                if (isUnreachable(e) && !closed && ++nodesTried < channels.size()) {
+                    // that node is gone: the next one can forward just as well
+                    current.incrementAndGet();
+                    continue;
+                }
                 if (!(isNoRoute(e) && System.nanoTime() - routeDeadline < 0 && !closed)) {
                     throw failure;
                 }
@@ -261,6 +273,13 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
             }
             pause = Math.min(500, pause * 2);
         }
+    }
+
+    /** The node could not be reached at all (no answer from our service, which always names its errors). */
+    private static boolean isUnreachable(StatusRuntimeException e) {
+        Metadata trailers = e.getTrailers();
+        return e.getStatus().getCode() == Status.Code.UNAVAILABLE
+                && (trailers == null || trailers.get(DataErrors.KIND) == null);
     }
 
     private static boolean isNoRoute(StatusRuntimeException e) {
@@ -351,7 +370,8 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
 
     @Override
     public String toString() {
-        return "RemoteMailbox[" + name + " via " + channel.authority() + "]";
+        return "RemoteMailbox[" + name + " via " + channels.get(Math.floorMod(current.get(), channels.size())).authority()
+                + "]";
     }
 
     /**
@@ -362,7 +382,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
     public static final class Builder<T> {
         private final String mailboxId;
         private final Codec<T> codec;
-        private @Nullable String node;
+        private final List<String> nodes = new ArrayList<>();
         private @Nullable ManagedChannel channel;
         private Duration callTimeout = Duration.ofSeconds(30);
         private Duration routeWait = Duration.ofSeconds(10);
@@ -380,7 +400,27 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
          * @return this builder
          */
         public Builder<T> node(String hostPort) {
-            this.node = Objects.requireNonNull(hostPort, "hostPort");
+            return nodes(List.of(hostPort));
+        }
+
+        /**
+         * @param hostPorts mailbox nodes' addresses, any of which can serve every call (each forwards to
+         *                  the owner): calls go to one, and move to the next when it cannot be reached. A
+         *                  call cut off mid-flight may have taken effect, so a send retried this way can
+         *                  store a message twice (delivery is at least once in any case)
+         * @return this builder
+         */
+        public Builder<T> nodes(List<String> hostPorts) {
+            if (hostPorts.isEmpty()) {
+                throw new IllegalArgumentException("give at least one node address");
+            }
+            for (String hostPort : hostPorts) {
+                if (Objects.requireNonNull(hostPort, "hostPort").isBlank()) {
+                    throw new IllegalArgumentException("node address must not be blank");
+                }
+            }
+            this.nodes.clear();
+            this.nodes.addAll(hostPorts);
             return this;
         }
 
@@ -420,7 +460,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
 
         /** @return the mailbox */
         public RemoteMailbox<T> build() {
-            if (node == null && channel == null) {
+            if (nodes.isEmpty() && channel == null) {
                 throw new IllegalStateException("give the RemoteMailbox a node address or a channel");
             }
             return new RemoteMailbox<>(this);
