@@ -66,6 +66,7 @@ public final class MailboxNode implements AutoCloseable {
     private final NodeInfo info;
     private final Duration registrationTtl;
     private volatile @Nullable Lease registration;
+    private volatile long heartbeatMillis = 1_000;
     private volatile boolean closed;
 
     private MailboxNode(Builder b) {
@@ -139,20 +140,11 @@ public final class MailboxNode implements AutoCloseable {
         CoordinationClient c = Objects.requireNonNull(coordinator);
         CoordinationClient.Registration r = c.registerNode(info, registrationTtl);
         registration = r.lease();
-        long every = c.policy(NodeInfo.NAMESPACE).heartbeatInterval().toMillis();
-        if (!registrationTtl.isZero()) {
-            every = Math.max(100, registrationTtl.toMillis() / 3);
-        }
-        heartbeats.schedule(this::heartbeat, every, TimeUnit.MILLISECONDS);
+        heartbeatMillis = registrationTtl.isZero() ? c.policy(NodeInfo.NAMESPACE).heartbeatInterval().toMillis()
+                : Math.max(100, registrationTtl.toMillis() / 3);
+        heartbeats.schedule(this::heartbeat, heartbeatMillis, TimeUnit.MILLISECONDS);
         LOG.info("node {} registered at {} (lease {}, epoch {}), partitions {}", id, address, r.lease().leaseId(),
                 r.lease().epoch(), r.ranges());
-        every(every);
-    }
-
-    private volatile long heartbeatMillis = 1_000;
-
-    private void every(long millis) {
-        heartbeatMillis = millis;
     }
 
     private void heartbeat() {
