@@ -247,9 +247,8 @@ final class CoordinationCommands {
         }
     }
 
-    @Command(name = "revoke", mixinStandardHelpOptions = true,
-            description = "Revoke a mailbox's lease: the holder loses it and the mailbox stays unavailable until reclaimed.")
-    static final class LeasesRevoke implements Callable<Integer> {
+    /** A command that changes one mailbox's lease and prints the result. */
+    abstract static class LeaseChange implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
         @Mixin
@@ -259,35 +258,33 @@ final class CoordinationCommands {
         @Parameters(paramLabel = "MAILBOX")
         String mailbox;
 
+        abstract Lease change(CoordinationClient client, String mailbox);
+
         @Override
         public Integer call() {
             try (CoordinationClient client = coordinator.client()) {
-                Lease l = client.revoke(mailbox);
+                Lease l = change(client, mailbox);
                 output.print(spec.commandLine().getOut(), l, LEASE_HEADERS, leaseRows(List.of(l)));
                 return 0;
             }
         }
     }
 
+    @Command(name = "revoke", mixinStandardHelpOptions = true,
+            description = "Revoke a mailbox's lease: the holder loses it and the mailbox stays unavailable until reclaimed.")
+    static final class LeasesRevoke extends LeaseChange {
+        @Override
+        Lease change(CoordinationClient client, String mailbox) {
+            return client.revoke(mailbox);
+        }
+    }
+
     @Command(name = "reclaim", mixinStandardHelpOptions = true,
             description = "Finish a revoke: the mailbox can be acquired again.")
-    static final class LeasesReclaim implements Callable<Integer> {
-        @Spec
-        CommandLine.Model.CommandSpec spec;
-        @Mixin
-        CoordinatorOptions coordinator;
-        @Mixin
-        Output output;
-        @Parameters(paramLabel = "MAILBOX")
-        String mailbox;
-
+    static final class LeasesReclaim extends LeaseChange {
         @Override
-        public Integer call() {
-            try (CoordinationClient client = coordinator.client()) {
-                Lease l = client.reclaim(mailbox);
-                output.print(spec.commandLine().getOut(), l, LEASE_HEADERS, leaseRows(List.of(l)));
-                return 0;
-            }
+        Lease change(CoordinationClient client, String mailbox) {
+            return client.reclaim(mailbox);
         }
     }
 

@@ -22,7 +22,6 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -87,9 +86,9 @@ final class DemoCommand implements Callable<Integer> {
         List<Runner> runners = new ArrayList<>();
         try {
             heading("1. an embedded coordinator and two mailbox nodes");
-            InetSocketAddress raft = new InetSocketAddress("127.0.0.1", freePort());
-            CoordinatorNode coordinator = CoordinatorNode.builder("c1").peer("c1", raft).dataDir(dir.resolve("c1"))
-                    .start();
+            // port 0: a standalone node needs no address known in advance
+            CoordinatorNode coordinator = CoordinatorNode.builder("c1").peer("c1", new InetSocketAddress("127.0.0.1", 0))
+                    .dataDir(dir.resolve("c1")).start();
             closing.add(0, coordinator);
             String endpoint = "127.0.0.1:" + coordinator.controlPlaneAddress().getPort();
             CoordinationClient client = CoordinationClient.builder().endpoint(endpoint).build();
@@ -261,12 +260,6 @@ final class DemoCommand implements Callable<Integer> {
             Thread.sleep(50); // Raft gives nothing to wait on for an election
         }
         throw new IllegalStateException("the coordinator elected no leader in 30 s");
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 
     private static void deleteTree(Path dir) {

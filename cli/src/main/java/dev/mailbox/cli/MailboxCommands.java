@@ -190,8 +190,8 @@ final class MailboxCommands {
         }
     }
 
-    @Command(name = "count", mixinStandardHelpOptions = true, description = "How many messages are not yet deleted.")
-    static final class Count implements Callable<Integer> {
+    /** A command that does one thing to a mailbox and prints the number it returns. */
+    abstract static class OneNumber implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
         @Mixin
@@ -199,34 +199,45 @@ final class MailboxCommands {
         @Parameters(paramLabel = "URI", description = URI_HELP)
         String uri;
 
+        /** @return the JSON key of the number; its column is the same in capitals */
+        abstract String key();
+
+        abstract long apply(Mailbox<String> m);
+
         @Override
         public Integer call() {
             try (Mailbox<String> m = open(uri)) {
-                long n = m.approximateCount();
-                output.print(spec.commandLine().getOut(), Map.of("mailbox", m.name(), "count", n),
-                        List.of("MAILBOX", "COUNT"), List.of(List.of(m.name(), n)));
+                long n = apply(m);
+                output.print(spec.commandLine().getOut(), Map.of("mailbox", m.name(), key(), n),
+                        List.of("MAILBOX", key().toUpperCase(java.util.Locale.ROOT)), List.of(List.of(m.name(), n)));
                 return 0;
             }
         }
     }
 
-    @Command(name = "purge", mixinStandardHelpOptions = true, description = "Delete every message.")
-    static final class Purge implements Callable<Integer> {
-        @Spec
-        CommandLine.Model.CommandSpec spec;
-        @Mixin
-        Output output;
-        @Parameters(paramLabel = "URI", description = URI_HELP)
-        String uri;
+    @Command(name = "count", mixinStandardHelpOptions = true, description = "How many messages are not yet deleted.")
+    static final class Count extends OneNumber {
+        @Override
+        String key() {
+            return "count";
+        }
 
         @Override
-        public Integer call() {
-            try (Mailbox<String> m = open(uri)) {
-                long n = m.purge();
-                output.print(spec.commandLine().getOut(), Map.of("mailbox", m.name(), "purged", n),
-                        List.of("MAILBOX", "PURGED"), List.of(List.of(m.name(), n)));
-                return 0;
-            }
+        long apply(Mailbox<String> m) {
+            return m.approximateCount();
+        }
+    }
+
+    @Command(name = "purge", mixinStandardHelpOptions = true, description = "Delete every message.")
+    static final class Purge extends OneNumber {
+        @Override
+        String key() {
+            return "purged";
+        }
+
+        @Override
+        long apply(Mailbox<String> m) {
+            return m.purge();
         }
     }
 }

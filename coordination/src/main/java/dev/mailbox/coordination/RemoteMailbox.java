@@ -247,14 +247,13 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
                 }
                 return context.call(rpc::get);
             } catch (StatusRuntimeException e) {
-                MailboxException failure = failure(e, bodies, null);
                 if (isUnreachable(e) && !closed && ++nodesTried < channels.size()) {
                     // that node is gone: the next one can forward just as well
                     current.incrementAndGet();
                     continue;
                 }
-                if (!(isNoRoute(e) && System.nanoTime() - routeDeadline < 0 && !closed)) {
-                    throw failure;
+                if (!(DataErrors.NO_ROUTE.equals(kind(e)) && System.nanoTime() - routeDeadline < 0 && !closed)) {
+                    throw failure(e, bodies);
                 }
             } catch (MailboxException | IllegalArgumentException e) {
                 throw e;
@@ -277,20 +276,18 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
 
     /** The node could not be reached at all (no answer from our service, which always names its errors). */
     private static boolean isUnreachable(StatusRuntimeException e) {
-        Metadata trailers = e.getTrailers();
-        return e.getStatus().getCode() == Status.Code.UNAVAILABLE
-                && (trailers == null || trailers.get(DataErrors.KIND) == null);
+        return e.getStatus().getCode() == Status.Code.UNAVAILABLE && kind(e) == null;
     }
 
-    private static boolean isNoRoute(StatusRuntimeException e) {
+    /** The mailbox error a node named in the trailers, or null if the failure did not come from one. */
+    private static @Nullable String kind(StatusRuntimeException e) {
         Metadata trailers = e.getTrailers();
-        return trailers != null && DataErrors.NO_ROUTE.equals(trailers.get(DataErrors.KIND));
+        return trailers == null ? null : trailers.get(DataErrors.KIND);
     }
 
-
-    private MailboxException failure(StatusRuntimeException e, int bodies, @Nullable String handle) {
+    private RuntimeException failure(StatusRuntimeException e, int bodies) {
         Metadata trailers = e.getTrailers();
-        String kind = trailers == null ? null : trailers.get(DataErrors.KIND);
+        String kind = kind(e);
         String detail = trailers == null ? null : trailers.get(DataErrors.DETAIL);
         boolean retryable = trailers != null && "true".equals(trailers.get(DataErrors.RETRYABLE));
         String message = e.getStatus().getDescription() != null ? e.getStatus().getDescription() : e.toString();
@@ -313,12 +310,14 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
                 return new MessageTooLargeException(name, Integer.parseInt(parts[0]), Integer.parseInt(parts[1]));
             }
             case "stale-handle" -> {
-                return new ReceiptHandleExpiredException(handle == null ? "" : handle, message);
+                return new ReceiptHandleExpiredException("", message); // handle() names the handle
             }
             case "serialization" -> {
                 return new SerializationException(message, e);
             }
-            case "invalid" -> throw new IllegalArgumentException(message, e);
+            case "invalid" -> {
+                return new IllegalArgumentException(message, e);
+            }
             case "closed" -> {
                 return new MailboxUnavailableException("mailbox '" + name + "' is closed on its node: " + message,
                         false, e);

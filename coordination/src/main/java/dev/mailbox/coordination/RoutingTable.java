@@ -47,8 +47,8 @@ public final class RoutingTable implements AutoCloseable {
     private volatile boolean synced;
     private volatile boolean closed;
     private volatile @Nullable ClientCallStreamObserver<WatchRoutesRequest> call;
-    private int endpoint;
-    private int failures;
+    private volatile int endpoint; // the stream's callbacks and the scheduler take turns with these
+    private volatile int failures;
     private volatile long snapshots;
 
     RoutingTable(CoordinationClient client) {

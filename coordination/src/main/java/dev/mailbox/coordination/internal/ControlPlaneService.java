@@ -254,17 +254,8 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             return;
         }
         LeasePolicy set = policy;
-        raft.write(new Command.SetPolicy(r.getNamespace(), r.getTtlMillis(), r.getHeartbeatMillis(), r.getGraceMillis(), 0))
-                .whenComplete((o, e) -> {
-                    if (e != null) {
-                        out.onError(unavailable(e));
-                    } else if (!o.isOk()) {
-                        out.onError(status(o));
-                    } else {
-                        out.onNext(policyReply(r.getNamespace(), set));
-                        out.onCompleted();
-                    }
-                });
+        whenApplied(raft.write(new Command.SetPolicy(r.getNamespace(), r.getTtlMillis(), r.getHeartbeatMillis(),
+                r.getGraceMillis(), 0)), out, o -> answer(out, policyReply(r.getNamespace(), set)));
     }
 
     @Override
@@ -316,23 +307,16 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             out.onError(invalid(bad));
             return;
         }
-        raft.write(new Command.RegisterNode(n.getNodeId(), n.getAddress(), n.getRegion(), n.getVersion(),
-                n.getCapabilitiesList(), new java.util.TreeMap<>(n.getLabelsMap()), r.getTtlMillis(), r.getRequestId(), 0))
-                .whenComplete((o, e) -> {
-                    if (e != null) {
-                        out.onError(unavailable(e));
-                    } else if (!o.isOk()) {
-                        out.onError(status(o));
-                    } else {
-                        // the partition map as this node has applied it, which includes the registration
-                        // when this node is the leader
-                        List<PartitionMap.Range> ranges = node.readLocal(t -> t.partitionMap().rangesOf(n.getNodeId()));
-                        RegisterNodeReply.Builder b = RegisterNodeReply.newBuilder()
-                                .setNode(n.toBuilder().setUp(true).build()).setLease(Protos.toProto(o.lease()));
-                        ranges.forEach(x -> b.addPartitionRanges(Protos.toProto(x)));
-                        out.onNext(b.build());
-                        out.onCompleted();
-                    }
+        whenApplied(raft.write(new Command.RegisterNode(n.getNodeId(), n.getAddress(), n.getRegion(), n.getVersion(),
+                n.getCapabilitiesList(), new java.util.TreeMap<>(n.getLabelsMap()), r.getTtlMillis(), r.getRequestId(), 0)),
+                out, o -> {
+                    // the partition map as this node has applied it, which includes the registration
+                    // when this node is the leader
+                    List<PartitionMap.Range> ranges = node.readLocal(t -> t.partitionMap().rangesOf(n.getNodeId()));
+                    RegisterNodeReply.Builder b = RegisterNodeReply.newBuilder()
+                            .setNode(n.toBuilder().setUp(true).build()).setLease(Protos.toProto(o.lease()));
+                    ranges.forEach(x -> b.addPartitionRanges(Protos.toProto(x)));
+                    answer(out, b.build());
                 });
     }
 
@@ -340,8 +324,7 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     public void listNodes(ListNodesRequest r, StreamObserver<ListNodesReply> out) {
         ListNodesReply.Builder b = ListNodesReply.newBuilder();
         node.readLocal(LeaseTable::nodes).forEach(n -> b.addNodes(Protos.toProto(n)));
-        out.onNext(b.build());
-        out.onCompleted();
+        answer(out, b.build());
     }
 
     @Override
@@ -351,8 +334,7 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             t.partitionMap().ranges().forEach(x -> b.addRanges(Protos.toProto(x)));
             return b.build();
         });
-        out.onNext(reply);
-        out.onCompleted();
+        answer(out, reply);
     }
 
     @Override
@@ -370,16 +352,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             out.onError(invalid(bad));
             return;
         }
-        raft.write(new Command.CreateNamespace(r.getName(), r.getTtlMillis(), r.getHeartbeatMillis(), r.getGraceMillis(),
-                new java.util.TreeMap<>(r.getLabelsMap()), 0)).whenComplete((o, e) -> {
-                    if (e != null) {
-                        out.onError(unavailable(e));
-                    } else if (!o.isOk()) {
-                        out.onError(status(o));
-                    } else {
-                        replyWhenApplied(r.getName(), out, System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
-                    }
-                });
+        whenApplied(raft.write(new Command.CreateNamespace(r.getName(), r.getTtlMillis(), r.getHeartbeatMillis(),
+                r.getGraceMillis(), new java.util.TreeMap<>(r.getLabelsMap()), 0)), out,
+                o -> replyWhenApplied(r.getName(), out, System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5)));
     }
 
     /** A follower that forwarded the create answers once it has applied it too (a few ms later). */
@@ -410,16 +385,14 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
                     + "' on coordinator " + node.id() + " (applied index " + node.appliedIndex() + ")")));
             return;
         }
-        out.onNext(NamespaceReply.newBuilder().setNamespace(Protos.toProto(ns)).build());
-        out.onCompleted();
+        answer(out, NamespaceReply.newBuilder().setNamespace(Protos.toProto(ns)).build());
     }
 
     @Override
     public void listNamespaces(ListNamespacesRequest r, StreamObserver<ListNamespacesReply> out) {
         ListNamespacesReply.Builder b = ListNamespacesReply.newBuilder();
         node.readLocal(LeaseTable::namespaces).forEach(n -> b.addNamespaces(Protos.toProto(n)));
-        out.onNext(b.build());
-        out.onCompleted();
+        answer(out, b.build());
     }
 
     @Override
@@ -429,8 +402,7 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             t.routes().forEach(x -> b.addRoutes(Protos.toProto(x)));
             return b.build();
         });
-        out.onNext(reply);
-        out.onCompleted();
+        answer(out, reply);
     }
 
     @Override
@@ -450,13 +422,7 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
 
             @Override
             public void change(LeaseTable.RouteChange c) {
-                RouteEvent.Builder b = RouteEvent.newBuilder().setRevision(c.revision());
-                if (c.route() != null) {
-                    b.addRoutes(Protos.toProto(c.route()));
-                } else {
-                    b.addRemoved(c.mailboxId());
-                }
-                send(b.build());
+                send(eventOf(c));
             }
 
             private void send(RouteEvent event) {
@@ -473,6 +439,24 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         if (call.isCancelled()) {
             cancel.run();
         }
+    }
+
+    private LeaseTable.@Nullable RouteChange lastChange; // guarded by this
+    private @Nullable RouteEvent lastEvent; // guarded by this
+
+    /** Every watcher is sent the same change in turn: build its message once, not once per watcher. */
+    private synchronized RouteEvent eventOf(LeaseTable.RouteChange c) {
+        if (lastChange != c || lastEvent == null) {
+            RouteEvent.Builder b = RouteEvent.newBuilder().setRevision(c.revision());
+            if (c.route() != null) {
+                b.addRoutes(Protos.toProto(c.route()));
+            } else {
+                b.addRemoved(c.mailboxId());
+            }
+            lastEvent = b.build();
+            lastChange = c;
+        }
+        return lastEvent;
     }
 
     private CompletableFuture<byte[]> read(Consistency consistency, Wire.Read read, Function<LeaseTable, byte[]> local) {
@@ -533,22 +517,32 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     }
 
     private static void reply(CompletableFuture<Outcome> outcome, StreamObserver<LeaseReply> out) {
-        outcome.whenComplete((o, e) -> {
-            if (e != null) {
-                out.onError(unavailable(e));
-                return;
-            }
-            if (!o.isOk()) {
-                out.onError(status(o));
-                return;
-            }
+        whenApplied(outcome, out, o -> {
             LeaseReply.Builder b = LeaseReply.newBuilder();
             if (o.lease() != null) {
                 b.setLease(Protos.toProto(o.lease()));
             }
-            out.onNext(b.build());
-            out.onCompleted();
+            answer(out, b.build());
         });
+    }
+
+    /** Runs {@code ok} with a write's outcome if it took effect; otherwise ends the call with why not. */
+    private static void whenApplied(CompletableFuture<Outcome> outcome, StreamObserver<?> out,
+                                    java.util.function.Consumer<Outcome> ok) {
+        outcome.whenComplete((o, e) -> {
+            if (e != null) {
+                out.onError(unavailable(e));
+            } else if (!o.isOk()) {
+                out.onError(status(o));
+            } else {
+                ok.accept(o);
+            }
+        });
+    }
+
+    private static <R> void answer(StreamObserver<R> out, R reply) {
+        out.onNext(reply);
+        out.onCompleted();
     }
 
     private static StatusRuntimeException status(Outcome o) {

@@ -73,6 +73,8 @@ public final class Metrics implements AutoCloseable {
      * @return an interceptor that times each call under that name, tagged by method and status code
      */
     public ServerInterceptor interceptor(String name) {
+        // one timer per method and status, looked up once: this runs on every call
+        java.util.concurrent.ConcurrentHashMap<String, Timer> timers = new java.util.concurrent.ConcurrentHashMap<>();
         return new ServerInterceptor() {
             @Override
             public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers,
@@ -82,10 +84,10 @@ public final class Metrics implements AutoCloseable {
                 return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
                     @Override
                     public void close(Status status, Metadata trailers) {
-                        Timer.builder(name).tag("method", String.valueOf(method))
-                                .tag("status", status.getCode().name()).publishPercentileHistogram(false)
-                                .register(registry).record(System.nanoTime() - start,
-                                        java.util.concurrent.TimeUnit.NANOSECONDS);
+                        String code = status.getCode().name();
+                        timers.computeIfAbsent(method + "/" + code, k -> Timer.builder(name)
+                                .tag("method", String.valueOf(method)).tag("status", code).register(registry))
+                                .record(System.nanoTime() - start, java.util.concurrent.TimeUnit.NANOSECONDS);
                         super.close(status, trailers);
                     }
                 }, headers);
