@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.mailbox.coordination.internal.Command;
 import dev.mailbox.coordination.internal.LeaseClient;
-import dev.mailbox.coordination.internal.LeaseTable;
 import dev.mailbox.coordination.internal.Outcome;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -28,7 +26,7 @@ class CoordinatorNodeTest {
 
     @Test
     @DisplayName("three nodes apply the same log to byte-identical tables")
-    void replication() throws IOException {
+    void replication() {
         try (TestCluster cluster = new TestCluster(3, 10_000)) {
             cluster.awaitLeader(PATIENCE);
             LeaseClient c = cluster.client();
@@ -38,12 +36,7 @@ class CoordinatorNodeTest {
             Lease l = c.get("ns@m0").lease();
             c.write(new Command.Revoke("ns@m1", 0));
             c.write(new Command.Release("ns@m0", l.leaseId(), l.epoch(), 0));
-            long target = cluster.node(cluster.awaitLeader(PATIENCE)).appliedIndex();
-            TestCluster.await(PATIENCE, () -> cluster.running.values().stream().allMatch(n -> n.appliedIndex() >= target),
-                    "every node applies index " + target);
-            byte[] first = bytes(cluster.node("n1").table());
-            assertThat(bytes(cluster.node("n2").table())).isEqualTo(first);
-            assertThat(bytes(cluster.node("n3").table())).isEqualTo(first);
+            cluster.assertIdenticalTables(PATIENCE);
         }
     }
 
@@ -147,14 +140,14 @@ class CoordinatorNodeTest {
             cluster.start("n3");
             long target = cluster.node(cluster.awaitLeader(PATIENCE)).appliedIndex();
             TestCluster.await(PATIENCE, () -> cluster.node("n3").appliedIndex() >= target, "n3 catches up to " + target);
-            assertThat(bytes(cluster.node("n3").table())).isEqualTo(bytes(cluster.node("n1").table()));
+            cluster.assertIdenticalTables(PATIENCE, "n3", "n1");
             assertThat(cluster.node("n3").table().leases()).hasSize(70);
         }
     }
 
     @Test
     @DisplayName("a node that missed more than the leader's log keeps gets the leader's snapshot and catches up")
-    void installSnapshotFromLeader() throws IOException {
+    void installSnapshotFromLeader() {
         try (TestCluster cluster = new TestCluster(3, 20)) {
             String leader = cluster.awaitLeader(PATIENCE);
             String away = leader; // a node that led before, in this JVM
@@ -174,18 +167,11 @@ class CoordinatorNodeTest {
             cluster.start(away);
             long target = cluster.node(cluster.awaitLeader(PATIENCE)).appliedIndex();
             TestCluster.await(PATIENCE, () -> cluster.node(away).appliedIndex() >= target, away + " catches up to " + target);
-            assertThat(bytes(cluster.node(away).table()))
-                    .isEqualTo(bytes(cluster.node(cluster.awaitLeader(PATIENCE)).table()));
+            cluster.assertIdenticalTables(PATIENCE, away, cluster.awaitLeader(PATIENCE));
             assertThat(acquire(c, "inst@after", "r").isOk()).isTrue();
             long next = cluster.node(cluster.awaitLeader(PATIENCE)).appliedIndex();
             TestCluster.await(PATIENCE, () -> cluster.node(away).appliedIndex() >= next, away + " follows on");
         }
-    }
-
-    private static byte[] bytes(LeaseTable t) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        t.writeTo(out);
-        return out.toByteArray();
     }
 
     private static void sleep(long ms) {

@@ -2,8 +2,6 @@ package dev.mailbox.coordination;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -96,12 +94,7 @@ class LeaseHistoryTest {
             String leader = cluster.awaitLeader(PATIENCE);
             ended = cluster.node(leader).table().history();
             check(kills);
-            long target = cluster.node(leader).appliedIndex();
-            TestCluster.await(PATIENCE, () -> cluster.running.values().stream().allMatch(n -> n.appliedIndex() >= target),
-                    "every node applies index " + target);
-            byte[] first = bytes(cluster.node("n1"));
-            assertThat(bytes(cluster.node("n2"))).isEqualTo(first);
-            assertThat(bytes(cluster.node("n3"))).isEqualTo(first);
+            cluster.assertIdenticalTables(PATIENCE);
         }
     }
 
@@ -259,12 +252,6 @@ class LeaseHistoryTest {
     private static Lease withEpoch(Lease l, long epoch) {
         return new Lease(l.leaseId(), l.mailboxId(), l.runnerId(), l.nodeId(), l.address(), l.partition(), epoch,
                 l.state(), l.ttlMillis(), l.grantedAtMillis(), l.endedAtMillis());
-    }
-
-    private static byte[] bytes(CoordinatorNode node) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        node.table().writeTo(out);
-        return out.toByteArray();
     }
 
     private static void pause(long millis) {

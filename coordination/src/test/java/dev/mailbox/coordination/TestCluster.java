@@ -1,6 +1,10 @@
 package dev.mailbox.coordination;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.mailbox.coordination.internal.LeaseClient;
+import dev.mailbox.coordination.internal.LeaseTable;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -122,6 +126,48 @@ final class TestCluster implements AutoCloseable {
                 throw new AssertionError("interrupted waiting for " + what);
             }
         }
+    }
+
+    /**
+     * Waits until the given running nodes (all when none are named) have applied the same log index, then
+     * asserts their tables are byte-identical. Tables are compared only at one common index: the leader
+     * keeps writing (lease expiries) after a test's last call, so "applied at least N" is not enough.
+     * Two tables that differ at the same index are a divergence and fail at once.
+     */
+    void assertIdenticalTables(Duration timeout, String... ids) {
+        List<String> names = ids.length == 0 ? List.copyOf(running.keySet()) : List.of(ids);
+        long until = System.nanoTime() + timeout.toNanos();
+        List<Long> seen = List.of();
+        while (System.nanoTime() < until) {
+            List<LeaseTable> tables = names.stream().map(id -> running.get(id).table()).toList();
+            seen = tables.stream().map(LeaseTable::appliedIndex).toList();
+            if (seen.stream().distinct().count() == 1) {
+                byte[] first = bytes(tables.get(0));
+                for (int i = 1; i < tables.size(); i++) {
+                    assertThat(bytes(tables.get(i))).as("table of %s vs %s at index %s", names.get(i), names.get(0),
+                            seen.get(0)).isEqualTo(first);
+                }
+                return;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted comparing tables");
+            }
+        }
+        throw new AssertionError("timed out after " + timeout + ": " + names + " never applied one common index (last "
+                + seen + ")");
+    }
+
+    static byte[] bytes(LeaseTable table) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try {
+            table.writeTo(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toByteArray();
     }
 
     @Nullable CoordinatorNode node(String id) {
