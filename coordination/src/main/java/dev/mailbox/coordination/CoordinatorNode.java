@@ -100,7 +100,7 @@ public final class CoordinatorNode implements AutoCloseable {
         server.start();
         this.gateway = new RaftGateway(server, group);
         this.controlPlane = NettyServerBuilder.forAddress(b.controlPlane)
-                .addService(io.grpc.ServerInterceptors.intercept(new ControlPlaneService(new ServiceView(), gateway),
+                .addService(io.grpc.ServerInterceptors.intercept(new ControlPlaneService(new ServiceView(), gateway, b.maxWatchBacklog),
                         metrics.interceptor("mailbox.controlplane.requests"))).build();
         try {
             controlPlane.start();
@@ -299,6 +299,7 @@ public final class CoordinatorNode implements AutoCloseable {
         private @Nullable Path dataDir;
         private Duration electionTimeout = Duration.ofMillis(300);
         private long snapshotEvery = 10_000;
+        private int maxWatchBacklog = 1_000;
         private InetSocketAddress controlPlane = new InetSocketAddress("127.0.0.1", 0);
         private @Nullable InetSocketAddress metrics;
 
@@ -383,6 +384,23 @@ public final class CoordinatorNode implements AutoCloseable {
         }
 
         /**
+         * Bounds what a route watcher that stopped reading can cost this node. When more than this many
+         * route changes were queued for a watcher while its stream could not take them, the node ends that
+         * watch with {@code RESOURCE_EXHAUSTED}; a {@link RoutingTable} then reconnects and resumes from
+         * the last revision it applied. The snapshot or catch-up a watch starts with is not counted.
+         *
+         * @param changes the most changes queued for one stalled watcher (default 1,000)
+         * @return this builder
+         */
+        public Builder maxWatchBacklog(int changes) {
+            if (changes < 1) {
+                throw new IllegalArgumentException("maxWatchBacklog must be 1 or more, was " + changes);
+            }
+            this.maxWatchBacklog = changes;
+            return this;
+        }
+
+        /**
          * @param address where the grpc-java control plane listens (default 127.0.0.1 on a free port)
          * @return this builder
          */
@@ -411,6 +429,11 @@ public final class CoordinatorNode implements AutoCloseable {
                 throw new UncheckedIOException("coordinator node '" + id + "' could not start: " + e.getMessage(), e);
             }
         }
+    }
+
+    /** @return how many routing table watchers this node streams to */
+    int routeWatchers() {
+        return stateMachine.routeWatchers();
     }
 
     /** @return LEADER, FOLLOWER, CANDIDATE or UNKNOWN, as this node sees itself */

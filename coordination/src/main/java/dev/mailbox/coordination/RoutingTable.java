@@ -22,13 +22,18 @@ import org.jspecify.annotations.Nullable;
  * used is gone) and resumes after the last revision it saw, or takes a fresh snapshot if that
  * coordinator no longer has the changes since.
  *
- * <p>Reads are lock-free and may be a little behind the coordinators; a route may name a runner that
- * has just lost its lease, so whoever acts on a route must tolerate finding the owner gone. Thread-safe.
+ * <p>Reads are lock-free and may be a little behind the coordinators. A snapshot replaces the whole
+ * table at once, so a reader never sees part of one. A route may name a runner that has just lost its
+ * lease, so whoever acts on a route must tolerate finding the owner gone. Thread-safe.
  * Obtain one from {@link CoordinationClient#watchRoutes()}.
  */
 public final class RoutingTable implements AutoCloseable {
 
-    /** Told about every change, on the stream's thread, in revision order. Must not block. */
+    /**
+     * Told about every change, on the stream's thread, in revision order. Must not block: while it does,
+     * the table reads nothing, and a coordinator ends a watch that falls too far behind (the table then
+     * reconnects and resumes, but reads are stale meanwhile).
+     */
     @FunctionalInterface
     public interface Listener {
         /**
@@ -40,7 +45,8 @@ public final class RoutingTable implements AutoCloseable {
     }
 
     private final CoordinationClient client;
-    private final ConcurrentHashMap<String, Route> routes = new ConcurrentHashMap<>();
+    /** Replaced whole by a snapshot, so a reader never sees half of one; changes are applied in place. */
+    private volatile ConcurrentHashMap<String, Route> routes = new ConcurrentHashMap<>();
     private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
     private final Object monitor = new Object();
     private volatile long revision;
@@ -155,24 +161,24 @@ public final class RoutingTable implements AutoCloseable {
 
     private void apply(RouteEvent event) {
         if (event.getSnapshot()) {
-            Map<String, Route> fresh = new TreeMap<>();
+            ConcurrentHashMap<String, Route> fresh = new ConcurrentHashMap<>();
             event.getRoutesList().forEach(r -> fresh.put(r.getMailboxId(), Protos.fromProto(r)));
-            for (String gone : routes.keySet()) {
-                if (!fresh.containsKey(gone)) {
-                    routes.remove(gone);
-                    revision = event.getRevision();
-                    listeners.forEach(l -> l.changed(gone, null, event.getRevision()));
-                }
-            }
-            for (Route r : fresh.values()) {
-                Route before = routes.put(r.mailboxId(), r);
-                if (!r.equals(before)) {
-                    listeners.forEach(l -> l.changed(r.mailboxId(), r, event.getRevision()));
-                }
-            }
+            Map<String, Route> before = routes;
+            routes = fresh;
             revision = event.getRevision();
             snapshots++;
             synced = true;
+            for (String gone : before.keySet()) {
+                if (!fresh.containsKey(gone)) {
+                    listeners.forEach(l -> l.changed(gone, null, event.getRevision()));
+                }
+            }
+            for (var p : event.getRoutesList()) {
+                Route r = fresh.get(p.getMailboxId());
+                if (!r.equals(before.get(r.mailboxId()))) {
+                    listeners.forEach(l -> l.changed(r.mailboxId(), r, event.getRevision()));
+                }
+            }
         } else if (event.getRevision() > revision) {
             revision = event.getRevision();
             synced = true;

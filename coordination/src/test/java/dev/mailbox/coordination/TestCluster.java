@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -31,10 +32,17 @@ final class TestCluster implements AutoCloseable {
     final Map<String, CoordinatorNode> running = new LinkedHashMap<>();
     private final Path root;
     private final long snapshotEvery;
+    private final UnaryOperator<CoordinatorNode.Builder> extra;
     private final List<AutoCloseable> clients = new ArrayList<>();
 
     TestCluster(int size, long snapshotEvery) {
+        this(size, snapshotEvery, b -> b);
+    }
+
+    /** @param extra more settings for every node's builder */
+    TestCluster(int size, long snapshotEvery, UnaryOperator<CoordinatorNode.Builder> extra) {
         this.snapshotEvery = snapshotEvery;
+        this.extra = extra;
         try {
             root = Files.createTempDirectory("coordination-");
             for (int i = 1; i <= size; i++) {
@@ -50,9 +58,9 @@ final class TestCluster implements AutoCloseable {
     }
 
     CoordinatorNode start(String id) {
-        CoordinatorNode node = CoordinatorNode.builder(id).cluster(name).peers(peers).dataDir(dirs.get(id))
+        CoordinatorNode node = extra.apply(CoordinatorNode.builder(id).cluster(name).peers(peers).dataDir(dirs.get(id))
                 .controlPlane(controlPlanes.get(id)).electionTimeout(Duration.ofMillis(300))
-                .snapshotEvery(snapshotEvery).start();
+                .snapshotEvery(snapshotEvery)).start();
         running.put(id, node);
         return node;
     }

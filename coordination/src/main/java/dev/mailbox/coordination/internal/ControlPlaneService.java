@@ -48,6 +48,7 @@ import dev.mailbox.coordination.proto.WatchRoutesRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
@@ -105,14 +106,16 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
 
     private final Node node;
     private final RaftGateway raft;
+    private final int maxWatchBacklog;
 
     /**
      * @param node the node
      * @param raft the node's way into the replicated state
      */
-    public ControlPlaneService(Node node, RaftGateway raft) {
+    public ControlPlaneService(Node node, RaftGateway raft, int maxWatchBacklog) {
         this.node = node;
         this.raft = raft;
+        this.maxWatchBacklog = maxWatchBacklog;
     }
 
     @Override
@@ -412,32 +415,79 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             return;
         }
         ServerCallStreamObserver<RouteEvent> call = (ServerCallStreamObserver<RouteEvent>) out;
-        Runnable cancel = node.watchRoutes(r.getFromRevision(), new RouteHub.Sink() {
-            @Override
-            public void snapshot(long revision, List<Route> routes) {
-                RouteEvent.Builder b = RouteEvent.newBuilder().setRevision(revision).setSnapshot(true);
-                routes.forEach(x -> b.addRoutes(Protos.toProto(x)));
-                send(b.build());
-            }
-
-            @Override
-            public void change(LeaseTable.RouteChange c) {
-                send(eventOf(c));
-            }
-
-            private void send(RouteEvent event) {
-                try {
-                    if (!call.isCancelled()) {
-                        call.onNext(event);
-                    }
-                } catch (RuntimeException e) {
-                    // the call ended under us; the cancel handler removes this watcher
-                }
-            }
-        });
+        RouteSink sink = new RouteSink(call);
+        call.setOnReadyHandler(sink::ready);
+        Runnable cancel = node.watchRoutes(r.getFromRevision(), sink);
+        sink.remove = cancel;
         call.setOnCancelHandler(cancel);
-        if (call.isCancelled()) {
+        if (call.isCancelled() || sink.cut) {
             cancel.run();
+        }
+    }
+
+    /**
+     * One watcher's stream. gRPC queues whatever is sent to a stream that cannot take it, so live changes
+     * sent while the stream is not ready are counted, and past {@link #maxWatchBacklog} the watch is ended:
+     * a stalled watcher costs a bounded amount of memory and resumes from its revision when it reconnects.
+     */
+    private final class RouteSink implements RouteHub.Sink {
+        private final ServerCallStreamObserver<RouteEvent> call;
+        private final AtomicInteger backlog = new AtomicInteger();
+        volatile @Nullable Runnable remove;
+        volatile boolean cut;
+
+        RouteSink(ServerCallStreamObserver<RouteEvent> call) {
+            this.call = call;
+        }
+
+        void ready() {
+            backlog.set(0);
+        }
+
+        @Override
+        public void snapshot(long revision, List<Route> routes) {
+            RouteEvent.Builder b = RouteEvent.newBuilder().setRevision(revision).setSnapshot(true);
+            routes.forEach(x -> b.addRoutes(Protos.toProto(x)));
+            send(b.build());
+        }
+
+        @Override
+        public void change(LeaseTable.RouteChange c, boolean live) {
+            if (cut) {
+                return;
+            }
+            if (!live || call.isReady()) {
+                backlog.set(0);
+            } else if (backlog.incrementAndGet() > maxWatchBacklog) {
+                cutOff(c.revision());
+                return;
+            }
+            send(eventOf(c));
+        }
+
+        private void cutOff(long revision) {
+            cut = true;
+            try {
+                call.onError(Status.RESOURCE_EXHAUSTED.withDescription("this route watcher fell more than "
+                        + maxWatchBacklog + " changes behind (at revision " + revision
+                        + "); reconnect with from_revision set to the last revision applied to resume").asRuntimeException());
+            } catch (RuntimeException e) {
+                // the call ended under us
+            }
+            Runnable r = remove;
+            if (r != null) {
+                r.run();
+            }
+        }
+
+        private void send(RouteEvent event) {
+            try {
+                if (!call.isCancelled()) {
+                    call.onNext(event);
+                }
+            } catch (RuntimeException e) {
+                // the call ended under us; the cancel handler removes this watcher
+            }
         }
     }
 

@@ -24,8 +24,11 @@ public final class RouteHub {
          */
         void snapshot(long revision, List<Route> routes);
 
-        /** @param change one change */
-        void change(LeaseTable.RouteChange change);
+        /**
+         * @param change one change
+         * @param live   true for a change as it is applied, false for one a resuming watcher missed
+         */
+        void change(LeaseTable.RouteChange change, boolean live);
     }
 
     /** How many recent changes are kept for watchers that resume. */
@@ -59,7 +62,7 @@ public final class RouteHub {
         for (Watcher w : watchers) {
             if (change.revision() > w.seen) {
                 w.seen = change.revision();
-                w.sink.change(change);
+                w.sink.change(change, true);
             }
         }
     }
@@ -96,7 +99,7 @@ public final class RouteHub {
             for (LeaseTable.RouteChange c : recent) {
                 if (c.revision() > w.seen) {
                     w.seen = c.revision();
-                    sink.change(c);
+                    sink.change(c, false);
                 }
             }
         } else {
