@@ -40,6 +40,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -54,7 +55,9 @@ import org.jspecify.annotations.Nullable;
  * apply, and its errors arrive as the same exceptions. While no runner holds the mailbox's lease the
  * node cannot route a call; such a call changed nothing, so it is retried for up to
  * {@link Builder#routeWait} and then fails with a retryable {@link MailboxUnavailableException}.
- * Other failures are not retried here: a send whose reply was lost may or may not have been stored.
+ * When the node it talks to cannot be reached it moves on to the next one it was given (see
+ * {@link Builder#nodes}). Each send carries a request id, and the hosting node stores a send once per
+ * id, so a send retried after its reply was lost is not stored twice. Other failures are not retried.
  *
  * <p>Thread-safe. {@link #close()} wakes waiting receives (they return empty) and closes the channel
  * if this mailbox opened it.
@@ -130,8 +133,9 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
     private List<String> sendAll(List<? extends T> bodies, SendOptions options) {
         Objects.requireNonNull(options, "options");
         ensureOpen();
+        // one id for every attempt of this send, so the owner stores it once even if a reply is lost
         SendRequest.Builder r = SendRequest.newBuilder().setMailbox(name).setDelayMillis(options.delay().toMillis())
-                .putAllAttributes(options.attributes());
+                .putAllAttributes(options.attributes()).setRequestId(UUID.randomUUID().toString());
         for (T body : bodies) {
             Objects.requireNonNull(body, "body");
             // the hosting mailbox checks its own limit; this only refuses what no mailbox could take
@@ -405,8 +409,9 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         /**
          * @param hostPorts mailbox nodes' addresses, any of which can serve every call (each forwards to
          *                  the owner): calls go to one, and move to the next when it cannot be reached. A
-         *                  call cut off mid-flight may have taken effect, so a send retried this way can
-         *                  store a message twice (delivery is at least once in any case)
+         *                  call cut off mid-flight may have taken effect; a send retried this way keeps
+         *                  its request id, so the owner does not store it again (it remembers ids for
+         *                  5 minutes, and forgets them when it restarts)
          * @return this builder
          */
         public Builder<T> nodes(List<String> hostPorts) {

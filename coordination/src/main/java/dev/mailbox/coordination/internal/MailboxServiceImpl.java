@@ -1,5 +1,7 @@
 package dev.mailbox.coordination.internal;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import com.google.protobuf.ByteString;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxCapabilities;
@@ -30,6 +32,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -76,6 +80,11 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
 
     /** Longest wait of one receive call; longer waits are looped by the caller. */
     public static final long MAX_WAIT_MILLIS = 20_000;
+    /** How long, and for how many sends, a request id is remembered. */
+    public static final Duration SEND_MEMORY = Duration.ofMinutes(5);
+    private static final long SEND_MEMORY_SIZE = 100_000;
+    /** Longest request id a send may carry. */
+    public static final int MAX_REQUEST_ID = 128;
     /** How long a handle is kept past its visibility deadline before it is forgotten. */
     private static final long HANDLE_SLACK_NANOS = TimeUnit.MINUTES.toNanos(5);
 
@@ -85,6 +94,9 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
     private final Function<String, Optional<Route>> routes;
     private final ConcurrentHashMap<String, ManagedChannel> peers = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Held> handles = new ConcurrentHashMap<>();
+    /** Sends by request id (mailbox + id): a repeat gets the first reply, or waits for it. */
+    private final Cache<String, CompletableFuture<List<String>>> sends = Caffeine.newBuilder()
+            .expireAfterWrite(SEND_MEMORY).maximumSize(SEND_MEMORY_SIZE).build();
     private final Counter local;
     private final Counter forwarded;
     private final Counter unroutable;
@@ -203,14 +215,48 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
             return;
         }
         try {
-            SendOptions options = SendOptions.defaults().withDelay(Duration.ofMillis(r.getDelayMillis()))
-                    .withAttributes(r.getAttributesMap());
-            List<byte[]> bodies = r.getBodiesList().stream().map(ByteString::toByteArray).toList();
-            List<String> ids = bodies.size() == 1 ? List.of(m.send(bodies.get(0), options)) : m.sendBatch(bodies, options);
+            List<String> ids = r.getRequestId().isEmpty() ? store(m, r) : storeOnce(m, r);
             out.onNext(SendReply.newBuilder().addAllMessageIds(ids).build());
             out.onCompleted();
         } catch (RuntimeException e) {
             out.onError(DataErrors.toStatus(e));
+        }
+    }
+
+    private static List<String> store(Mailbox<byte[]> m, SendRequest r) {
+        SendOptions options = SendOptions.defaults().withDelay(Duration.ofMillis(r.getDelayMillis()))
+                .withAttributes(r.getAttributesMap());
+        List<byte[]> bodies = r.getBodiesList().stream().map(ByteString::toByteArray).toList();
+        return bodies.size() == 1 ? List.of(m.send(bodies.get(0), options)) : m.sendBatch(bodies, options);
+    }
+
+    /**
+     * Stores a send the first time its request id is seen. A failed send is forgotten, so it can be
+     * retried; a repeat that arrives while the first is running waits for its outcome.
+     */
+    private List<String> storeOnce(Mailbox<byte[]> m, SendRequest r) {
+        if (r.getRequestId().length() > MAX_REQUEST_ID) {
+            throw new IllegalArgumentException("request id must be at most " + MAX_REQUEST_ID + " characters, was "
+                    + r.getRequestId().length());
+        }
+        String key = r.getMailbox() + '\n' + r.getRequestId();
+        CompletableFuture<List<String>> mine = new CompletableFuture<>();
+        CompletableFuture<List<String>> first = sends.asMap().putIfAbsent(key, mine);
+        if (first != null) {
+            try {
+                return first.join();
+            } catch (CompletionException e) {
+                throw e.getCause() instanceof RuntimeException re ? re : e;
+            }
+        }
+        try {
+            List<String> ids = store(m, r);
+            mine.complete(ids);
+            return ids;
+        } catch (RuntimeException e) {
+            sends.asMap().remove(key, mine);
+            mine.completeExceptionally(e);
+            throw e;
         }
     }
 
