@@ -77,6 +77,9 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
     private final Duration routeWait;
     private final Set<Context.CancellableContext> calls = ConcurrentHashMap.newKeySet();
     private final io.grpc.ClientInterceptor header;
+    /** Request ids are this instance's random prefix and a counter: unique, and cheaper than a UUID per send. */
+    private final String sendPrefix = UUID.randomUUID() + ":";
+    private final java.util.concurrent.atomic.AtomicLong sends = new java.util.concurrent.atomic.AtomicLong();
     private volatile @Nullable MailboxCapabilities capabilities;
     private volatile boolean closed;
 
@@ -135,7 +138,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         ensureOpen();
         // one id for every attempt of this send, so the owner stores it once even if a reply is lost
         SendRequest.Builder r = SendRequest.newBuilder().setMailbox(name).setDelayMillis(options.delay().toMillis())
-                .putAllAttributes(options.attributes()).setRequestId(UUID.randomUUID().toString());
+                .putAllAttributes(options.attributes()).setRequestId(sendPrefix + sends.incrementAndGet());
         for (T body : bodies) {
             Objects.requireNonNull(body, "body");
             // the hosting mailbox checks its own limit; this only refuses what no mailbox could take

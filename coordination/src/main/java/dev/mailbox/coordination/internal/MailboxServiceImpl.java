@@ -96,7 +96,9 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
     private final ConcurrentHashMap<String, Held> handles = new ConcurrentHashMap<>();
     /** Sends by request id (mailbox + id): a repeat gets the first reply, or waits for it. */
     private final Cache<String, CompletableFuture<List<String>>> sends = Caffeine.newBuilder()
-            .expireAfterWrite(SEND_MEMORY).maximumSize(SEND_MEMORY_SIZE).build();
+            .expireAfterWrite(SEND_MEMORY).maximumSize(SEND_MEMORY_SIZE)
+            .executor(Runnable::run) // upkeep inline: handing it to the common pool cost ~9 % of direct cycles
+            .build();
     private final Counter local;
     private final Counter forwarded;
     private final Counter unroutable;
