@@ -48,9 +48,9 @@ import dev.mailbox.coordination.proto.WatchRoutesRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -111,6 +111,8 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     /**
      * @param node the node
      * @param raft the node's way into the replicated state
+     * @param maxWatchBacklog how many live route changes may queue for a stalled watcher before its
+     *                        watch is ended (see {@code CoordinatorNode.Builder.maxWatchBacklog})
      */
     public ControlPlaneService(Node node, RaftGateway raft, int maxWatchBacklog) {
         this.node = node;
