@@ -404,7 +404,7 @@ public final class CoordinationClient implements AutoCloseable {
                 reply.getPartitionRangesList().stream().map(Protos::fromProto).toList())));
     }
 
-    /** @return every registered node, with whether it is up, as the answering coordinator has applied it */
+    /** @return every registered node, with whether it is up, as the leader has it */
     public List<NodeInfo> nodes() {
         return join(call(s -> s.listNodes(ListNodesRequest.getDefaultInstance()))
                 .thenApply(reply -> reply.getNodesList().stream().map(Protos::fromProto).toList()));
@@ -438,7 +438,7 @@ public final class CoordinationClient implements AutoCloseable {
 
     /**
      * @param name a namespace
-     * @return it, or empty if the answering coordinator does not know it
+     * @return it, or empty if the leader does not know it
      */
     public Optional<NamespaceInfo> namespace(String name) {
         GetNamespaceRequest r = GetNamespaceRequest.newBuilder().setName(name).build();
@@ -468,7 +468,7 @@ public final class CoordinationClient implements AutoCloseable {
     public record Routes(long revision, List<Route> routes) {
     }
 
-    /** @return the routing table as the answering coordinator has applied it */
+    /** @return the routing table as the leader has it */
     public Routes routes() {
         return join(call(s -> s.listRoutes(ListRoutesRequest.getDefaultInstance()))
                 .thenApply(reply -> new Routes(reply.getRevision(), reply.getRoutesList().stream()

@@ -58,6 +58,45 @@ class ControlPlaneTest {
             assertThat(client.get("reads@m", ReadConsistency.STALE)).contains(l);
             assertThat(client.clusterStatus().isLeader()).as("the client talks to a follower").isFalse();
         }
+
+        @Test
+        @DisplayName("nodes, partitions, namespaces and routes read through a follower show a write at once; STALE reads the follower's own state")
+        void viewsReadTheLeader() throws Exception {
+            String leader = cluster.awaitLeader(PATIENCE);
+            CoordinationClient viaLeader = cluster.coordinationClient(leader);
+            // writes through the leader, reads at once through the follower: its own state may lag
+            for (int n = 0; n < 20; n++) {
+                int i = n;
+                Lease l = viaLeader.acquire("views@m" + i, A);
+                assertThat(client.routes().routes()).as("route %s", i).anyMatch(r -> r.leaseId() == l.leaseId());
+                viaLeader.registerNode(NodeInfo.of("view-node-" + i, "127.0.0.1:" + (7200 + i)), Duration.ofMinutes(10));
+                assertThat(client.nodes()).extracting(NodeInfo::id).contains("view-node-" + i);
+                assertThat(client.partitionMap().ranges()).anyMatch(r -> r.nodeId().equals("view-node-" + i));
+                viaLeader.createNamespace("views-" + i, null, java.util.Map.of());
+                assertThat(client.namespace("views-" + i)).isPresent();
+                assertThat(client.namespaces()).extracting(NamespaceInfo::name).contains("views-" + i);
+            }
+            assertThat(client.namespace("views-none")).isEmpty();
+
+            String follower = cluster.follower(PATIENCE);
+            io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+                    .forTarget(cluster.endpoint(follower)).usePlaintext().build();
+            try {
+                var stub = dev.mailbox.coordination.proto.ControlPlaneGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(10, TimeUnit.SECONDS);
+                long revision = viaLeader.routes().revision();
+                var stale = dev.mailbox.coordination.proto.ListRoutesRequest.newBuilder()
+                        .setConsistency(dev.mailbox.coordination.proto.Consistency.STALE).build();
+                TestCluster.await(PATIENCE, () -> stub.listRoutes(stale).getRevision() >= revision,
+                        "the follower applies revision " + revision);
+                assertThat(stub.listRoutes(stale).getRoutesList()).hasSize(viaLeader.routes().routes().size());
+                assertThat(stub.getNamespace(dev.mailbox.coordination.proto.GetNamespaceRequest.newBuilder()
+                        .setName("views-3").setConsistency(dev.mailbox.coordination.proto.Consistency.STALE).build())
+                        .getNamespace().getName()).isEqualTo("views-3");
+            } finally {
+                channel.shutdownNow();
+            }
+        }
     }
 
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)

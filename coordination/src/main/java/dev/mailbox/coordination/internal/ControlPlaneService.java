@@ -1,5 +1,7 @@
 package dev.mailbox.coordination.internal;
 
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Parser;
 import dev.mailbox.coordination.Lease;
 import dev.mailbox.coordination.LeasePolicy;
 import dev.mailbox.coordination.proto.AcquireLeaseRequest;
@@ -26,7 +28,6 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
-import dev.mailbox.coordination.NamespaceInfo;
 import dev.mailbox.coordination.NodeInfo;
 import dev.mailbox.coordination.PartitionMap;
 import dev.mailbox.coordination.Route;
@@ -58,7 +59,7 @@ import org.jspecify.annotations.Nullable;
  * The gRPC control plane of one node. Requests are checked here first, so a malformed one is refused
  * with INVALID_ARGUMENT before it reaches the log. Writes go through the node's {@link RaftGateway}
  * (straight in while this node leads, else forwarded to the leader); renewals are linearizable leader
- * reads; get and list read as the request's consistency asks.
+ * reads; lease, node, partition, namespace and route reads are as fresh as the request's consistency asks.
  */
 public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImplBase {
 
@@ -327,19 +328,12 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
 
     @Override
     public void listNodes(ListNodesRequest r, StreamObserver<ListNodesReply> out) {
-        ListNodesReply.Builder b = ListNodesReply.newBuilder();
-        node.readLocal(LeaseTable::nodes).forEach(n -> b.addNodes(Protos.toProto(n)));
-        answer(out, b.build());
+        view(r.getConsistency(), Wire.ViewKind.NODES, "", ListNodesReply.parser(), out);
     }
 
     @Override
     public void getPartitionMap(GetPartitionMapRequest r, StreamObserver<PartitionMapReply> out) {
-        PartitionMapReply reply = node.readLocal(t -> {
-            PartitionMapReply.Builder b = PartitionMapReply.newBuilder().setAppliedIndex(t.appliedIndex());
-            t.partitionMap().ranges().forEach(x -> b.addRanges(Protos.toProto(x)));
-            return b.build();
-        });
-        answer(out, reply);
+        view(r.getConsistency(), Wire.ViewKind.PARTITIONS, "", PartitionMapReply.parser(), out);
     }
 
     @Override
@@ -357,19 +351,11 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             out.onError(invalid(bad));
             return;
         }
+        // answered by a leader read: the leader has applied the create when the write returns, while
+        // a follower that forwarded it may not have yet
         whenApplied(raft.write(new Command.CreateNamespace(r.getName(), r.getTtlMillis(), r.getHeartbeatMillis(),
                 r.getGraceMillis(), new java.util.TreeMap<>(r.getLabelsMap()), 0)), out,
-                o -> replyWhenApplied(r.getName(), out, System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5)));
-    }
-
-    /** A follower that forwarded the create answers once it has applied it too (a few ms later). */
-    private void replyWhenApplied(String name, StreamObserver<NamespaceReply> out, long until) {
-        if (node.readLocal(t -> t.namespace(name)) != null || System.nanoTime() - until > 0) {
-            replyNamespace(name, out);
-            return;
-        }
-        CompletableFuture.runAsync(() -> replyWhenApplied(name, out, until),
-                CompletableFuture.delayedExecutor(5, java.util.concurrent.TimeUnit.MILLISECONDS));
+                o -> view(Consistency.LEADER_LEASE, Wire.ViewKind.NAMESPACE, r.getName(), NamespaceReply.parser(), out));
     }
 
     @Override
@@ -379,35 +365,37 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             out.onError(invalid(bad));
             return;
         }
-        replyNamespace(r.getName(), out);
-    }
-
-    private void replyNamespace(String name, StreamObserver<NamespaceReply> out) {
-        NamespaceInfo ns = node.readLocal(t -> t.namespace(name));
-        if (ns == null) {
-            // a follower that forwarded the create may not have applied it yet: the leader has
-            out.onError(new StatusRuntimeException(Status.NOT_FOUND.withDescription("no namespace '" + name
-                    + "' on coordinator " + node.id() + " (applied index " + node.appliedIndex() + ")")));
-            return;
-        }
-        answer(out, NamespaceReply.newBuilder().setNamespace(Protos.toProto(ns)).build());
+        view(r.getConsistency(), Wire.ViewKind.NAMESPACE, r.getName(), NamespaceReply.parser(), out);
     }
 
     @Override
     public void listNamespaces(ListNamespacesRequest r, StreamObserver<ListNamespacesReply> out) {
-        ListNamespacesReply.Builder b = ListNamespacesReply.newBuilder();
-        node.readLocal(LeaseTable::namespaces).forEach(n -> b.addNamespaces(Protos.toProto(n)));
-        answer(out, b.build());
+        view(r.getConsistency(), Wire.ViewKind.NAMESPACES, "", ListNamespacesReply.parser(), out);
     }
 
     @Override
     public void listRoutes(ListRoutesRequest r, StreamObserver<RoutesReply> out) {
-        RoutesReply reply = node.readLocal(t -> {
-            RoutesReply.Builder b = RoutesReply.newBuilder().setRevision(t.routesRevision());
-            t.routes().forEach(x -> b.addRoutes(Protos.toProto(x)));
-            return b.build();
+        view(r.getConsistency(), Wire.ViewKind.ROUTES, "", RoutesReply.parser(), out);
+    }
+
+    /** Reads nodes, partitions, namespaces or routes as fresh as asked, and answers with the reply message. */
+    private <M> void view(Consistency consistency, Wire.ViewKind kind, String arg, Parser<M> parser,
+                          StreamObserver<M> out) {
+        Wire.Read.View v = new Wire.Read.View(kind, arg);
+        read(consistency, v, t -> Views.answer(v, t)).whenComplete((bytes, e) -> {
+            if (e != null) {
+                out.onError(unavailable(e));
+            } else if (kind == Wire.ViewKind.NAMESPACE && bytes.length == 0) {
+                out.onError(new StatusRuntimeException(Status.NOT_FOUND.withDescription("no namespace '" + arg + "'")));
+            } else {
+                try {
+                    answer(out, parser.parseFrom(bytes));
+                } catch (InvalidProtocolBufferException x) {
+                    out.onError(new StatusRuntimeException(Status.INTERNAL.withDescription("unreadable " + kind
+                            + " answer: " + x.getMessage())));
+                }
+            }
         });
-        answer(out, reply);
     }
 
     @Override

@@ -178,6 +178,8 @@ public final class LeaseStateMachine extends BaseStateMachine {
                 answer = Wire.encode(out);
             } else if (read instanceof Wire.Read.Policy p) {
                 answer = Wire.encode(table.policy(p.namespace()));
+            } else if (read instanceof Wire.Read.View v) {
+                answer = Views.answer(v, table);
             } else {
                 if (!isLeader()) {
                     // only the leader's deadlines count; a renewal anywhere else would be lost

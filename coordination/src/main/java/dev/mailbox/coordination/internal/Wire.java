@@ -24,6 +24,7 @@ public final class Wire {
     private static final byte RENEW = 3;
     private static final byte POLICY = 4;
     private static final byte RENEW_BATCH = 5;
+    private static final byte VIEW = 6;
 
     private Wire() {
     }
@@ -49,6 +50,30 @@ public final class Wire {
         /** A namespace's lease policy. */
         record Policy(String namespace) implements Read {
         }
+
+        /**
+         * Nodes, partitions, namespaces or routes, answered with the bytes of the control plane's reply
+         * message (see {@link Views}).
+         *
+         * @param kind what to read
+         * @param arg  the namespace's name for {@link ViewKind#NAMESPACE}, else ""
+         */
+        record View(ViewKind kind, String arg) implements Read {
+        }
+    }
+
+    /** What a {@link Read.View} reads. */
+    public enum ViewKind {
+        /** ListNodesReply. */
+        NODES,
+        /** PartitionMapReply. */
+        PARTITIONS,
+        /** NamespaceReply, or no bytes when there is no such namespace. */
+        NAMESPACE,
+        /** ListNamespacesReply. */
+        NAMESPACES,
+        /** RoutesReply. */
+        ROUTES
     }
 
     /**
@@ -71,6 +96,10 @@ public final class Wire {
             } else if (read instanceof Read.Policy p) {
                 out.writeByte(POLICY);
                 out.writeUTF(p.namespace());
+            } else if (read instanceof Read.View v) {
+                out.writeByte(VIEW);
+                out.writeByte(v.kind().ordinal());
+                out.writeUTF(v.arg());
             } else if (read instanceof Read.RenewBatch b) {
                 out.writeByte(RENEW_BATCH);
                 out.writeInt(b.renewals().size());
@@ -102,6 +131,13 @@ public final class Wire {
                         list.add(new Read.Renew(in.readUTF(), in.readLong(), in.readLong()));
                     }
                     yield new Read.RenewBatch(list);
+                }
+                case VIEW -> {
+                    int kind = in.readByte();
+                    if (kind < 0 || kind >= ViewKind.values().length) {
+                        throw new IllegalArgumentException("unknown view " + kind);
+                    }
+                    yield new Read.View(ViewKind.values()[kind], in.readUTF());
                 }
                 default -> throw new IllegalArgumentException("unknown read tag " + tag);
             };
