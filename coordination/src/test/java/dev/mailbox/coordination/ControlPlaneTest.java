@@ -77,6 +77,11 @@ class ControlPlaneTest {
                 assertThat(client.namespaces()).extracting(NamespaceInfo::name).contains("views-" + i);
             }
             assertThat(client.namespace("views-none")).isEmpty();
+            // registering through the follower answers with the leader's ranges for the new node
+            CoordinationClient.Registration reg = client.registerNode(NodeInfo.of("view-node-late", "127.0.0.1:7300"),
+                    Duration.ofMinutes(10));
+            assertThat(reg.ranges()).isNotEmpty().isEqualTo(viaLeader.partitionMap().ranges().stream()
+                    .filter(r -> r.nodeId().equals("view-node-late")).toList());
 
             String follower = cluster.follower(PATIENCE);
             io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder

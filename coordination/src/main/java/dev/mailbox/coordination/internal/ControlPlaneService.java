@@ -29,7 +29,6 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import dev.mailbox.coordination.NodeInfo;
-import dev.mailbox.coordination.PartitionMap;
 import dev.mailbox.coordination.Route;
 import dev.mailbox.coordination.proto.CreateNamespaceRequest;
 import dev.mailbox.coordination.proto.GetNamespaceRequest;
@@ -316,13 +315,26 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         whenApplied(raft.write(new Command.RegisterNode(n.getNodeId(), n.getAddress(), n.getRegion(), n.getVersion(),
                 n.getCapabilitiesList(), new java.util.TreeMap<>(n.getLabelsMap()), r.getTtlMillis(), r.getRequestId(), 0)),
                 out, o -> {
-                    // the partition map as this node has applied it, which includes the registration
-                    // when this node is the leader
-                    List<PartitionMap.Range> ranges = node.readLocal(t -> t.partitionMap().rangesOf(n.getNodeId()));
-                    RegisterNodeReply.Builder b = RegisterNodeReply.newBuilder()
-                            .setNode(n.toBuilder().setUp(true).build()).setLease(Protos.toProto(o.lease()));
-                    ranges.forEach(x -> b.addPartitionRanges(Protos.toProto(x)));
-                    answer(out, b.build());
+                    // the leader's partition map: it has applied the registration, a forwarding follower may not have
+                    Wire.Read.View v = new Wire.Read.View(Wire.ViewKind.PARTITIONS, "");
+                    read(Consistency.LEADER_LEASE, v, t -> Views.answer(v, t)).whenComplete((bytes, e) -> {
+                        if (e != null) {
+                            out.onError(unavailable(e));
+                            return;
+                        }
+                        RegisterNodeReply.Builder b = RegisterNodeReply.newBuilder()
+                                .setNode(n.toBuilder().setUp(true).build()).setLease(Protos.toProto(o.lease()));
+                        try {
+                            PartitionMapReply map = PartitionMapReply.parseFrom(bytes);
+                            map.getRangesList().stream().filter(x -> x.getNodeId().equals(n.getNodeId()))
+                                    .forEach(b::addPartitionRanges);
+                        } catch (InvalidProtocolBufferException x) {
+                            out.onError(new StatusRuntimeException(Status.INTERNAL.withDescription(
+                                    "unreadable partition map: " + x.getMessage())));
+                            return;
+                        }
+                        answer(out, b.build());
+                    });
                 });
     }
 
