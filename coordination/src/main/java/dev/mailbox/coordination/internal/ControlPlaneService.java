@@ -316,23 +316,11 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
                 n.getCapabilitiesList(), new java.util.TreeMap<>(n.getLabelsMap()), r.getTtlMillis(), r.getRequestId(), 0)),
                 out, o -> {
                     // the leader's partition map: it has applied the registration, a forwarding follower may not have
-                    Wire.Read.View v = new Wire.Read.View(Wire.ViewKind.PARTITIONS, "");
-                    read(Consistency.LEADER_LEASE, v, t -> Views.answer(v, t)).whenComplete((bytes, e) -> {
-                        if (e != null) {
-                            out.onError(unavailable(e));
-                            return;
-                        }
+                    view(Consistency.LEADER_LEASE, Wire.ViewKind.PARTITIONS, "", PartitionMapReply.parser(), out, map -> {
                         RegisterNodeReply.Builder b = RegisterNodeReply.newBuilder()
                                 .setNode(n.toBuilder().setUp(true).build()).setLease(Protos.toProto(o.lease()));
-                        try {
-                            PartitionMapReply map = PartitionMapReply.parseFrom(bytes);
-                            map.getRangesList().stream().filter(x -> x.getNodeId().equals(n.getNodeId()))
-                                    .forEach(b::addPartitionRanges);
-                        } catch (InvalidProtocolBufferException x) {
-                            out.onError(new StatusRuntimeException(Status.INTERNAL.withDescription(
-                                    "unreadable partition map: " + x.getMessage())));
-                            return;
-                        }
+                        map.getRangesList().stream().filter(x -> x.getNodeId().equals(n.getNodeId()))
+                                .forEach(b::addPartitionRanges);
                         answer(out, b.build());
                     });
                 });
@@ -393,6 +381,12 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     /** Reads nodes, partitions, namespaces or routes as fresh as asked, and answers with the reply message. */
     private <M> void view(Consistency consistency, Wire.ViewKind kind, String arg, Parser<M> parser,
                           StreamObserver<M> out) {
+        view(consistency, kind, arg, parser, out, m -> answer(out, m));
+    }
+
+    /** Reads a view and hands its reply message on, or ends the call with a status naming what failed. */
+    private <M> void view(Consistency consistency, Wire.ViewKind kind, String arg, Parser<M> parser,
+                          StreamObserver<?> out, java.util.function.Consumer<M> then) {
         Wire.Read.View v = new Wire.Read.View(kind, arg);
         read(consistency, v, t -> Views.answer(v, t)).whenComplete((bytes, e) -> {
             if (e != null) {
@@ -400,12 +394,15 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             } else if (kind == Wire.ViewKind.NAMESPACE && bytes.length == 0) {
                 out.onError(new StatusRuntimeException(Status.NOT_FOUND.withDescription("no namespace '" + arg + "'")));
             } else {
+                M message;
                 try {
-                    answer(out, parser.parseFrom(bytes));
+                    message = parser.parseFrom(bytes);
                 } catch (InvalidProtocolBufferException x) {
                     out.onError(new StatusRuntimeException(Status.INTERNAL.withDescription("unreadable " + kind
                             + " answer: " + x.getMessage())));
+                    return;
                 }
+                then.accept(message);
             }
         });
     }
