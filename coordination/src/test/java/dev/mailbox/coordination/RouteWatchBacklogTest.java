@@ -73,11 +73,7 @@ class RouteWatchBacklogTest {
                 ControlPlaneGrpc.newStub(channel).watchRoutes(WatchRoutesRequest.getDefaultInstance(), stalled);
                 TestCluster.await(PATIENCE, () -> node.routeWatchers() == 2, "two watchers");
 
-                int granted = 0;
-                while (node.routeWatchers() == 2 && granted < 2_000) {
-                    client.acquire("w@m" + granted, new LeaseHolder("runner-" + PAD, "node-" + PAD, "addr-" + PAD));
-                    granted++;
-                }
+                int granted = grantWhileWatched(client, node, "w", 2, 2_000);
                 assertThat(node.routeWatchers()).as("the stalled watcher was dropped after %s grants", granted).isEqualTo(1);
                 // the bound, not memory or luck, ended it: a 16 KiB window plus gRPC's 32 KiB of buffering is
                 // about 50 changes, and at most BACKLOG more were queued
@@ -142,11 +138,7 @@ class RouteWatchBacklogTest {
                         Thread.currentThread().interrupt();
                     }
                 });
-                int granted = 0;
-                while (node.routeWatchers() == 1 && granted < 5_000) {
-                    client.acquire("t@m" + granted, new LeaseHolder("runner-" + PAD, "node-" + PAD, "addr-" + PAD));
-                    granted++;
-                }
+                int granted = grantWhileWatched(client, node, "t", 1, 5_000);
                 assertThat(node.routeWatchers()).as("cut off after %s grants", granted).isZero();
                 release.countDown();
                 long revision = client.routes().revision();
@@ -155,5 +147,16 @@ class RouteWatchBacklogTest {
                 assertThat(table.snapshotsReceived()).isEqualTo(1);
             }
         }
+    }
+
+    /** Grants leases (each one a route change) until the node no longer has {@code watchers} watchers. */
+    private static int grantWhileWatched(CoordinationClient client, CoordinatorNode node, String namespace,
+                                         int watchers, int most) {
+        int granted = 0;
+        while (node.routeWatchers() == watchers && granted < most) {
+            client.acquire(namespace + "@m" + granted, new LeaseHolder("runner-" + PAD, "node-" + PAD, "addr-" + PAD));
+            granted++;
+        }
+        return granted;
     }
 }

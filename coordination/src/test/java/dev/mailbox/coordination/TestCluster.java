@@ -144,28 +144,18 @@ final class TestCluster implements AutoCloseable {
      */
     void assertIdenticalTables(Duration timeout, String... ids) {
         List<String> names = ids.length == 0 ? List.copyOf(running.keySet()) : List.of(ids);
-        long until = System.nanoTime() + timeout.toNanos();
-        List<Long> seen = List.of();
-        while (System.nanoTime() < until) {
+        await(timeout, () -> {
             List<LeaseTable> tables = names.stream().map(id -> running.get(id).table()).toList();
-            seen = tables.stream().map(LeaseTable::appliedIndex).toList();
-            if (seen.stream().distinct().count() == 1) {
-                byte[] first = bytes(tables.get(0));
-                for (int i = 1; i < tables.size(); i++) {
-                    assertThat(bytes(tables.get(i))).as("table of %s vs %s at index %s", names.get(i), names.get(0),
-                            seen.get(0)).isEqualTo(first);
-                }
-                return;
+            if (tables.stream().map(LeaseTable::appliedIndex).distinct().count() > 1) {
+                return false;
             }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted comparing tables");
+            byte[] first = bytes(tables.get(0));
+            for (int i = 1; i < tables.size(); i++) {
+                assertThat(bytes(tables.get(i))).as("table of %s vs %s at index %s", names.get(i), names.get(0),
+                        tables.get(0).appliedIndex()).isEqualTo(first);
             }
-        }
-        throw new AssertionError("timed out after " + timeout + ": " + names + " never applied one common index (last "
-                + seen + ")");
+            return true;
+        }, names + " at one common applied index");
     }
 
     static byte[] bytes(LeaseTable table) {

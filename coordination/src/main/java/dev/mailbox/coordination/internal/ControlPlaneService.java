@@ -245,20 +245,14 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     @Override
     public void setLeasePolicy(SetLeasePolicyRequest r, StreamObserver<LeasePolicyReply> out) {
         String bad = namespaceProblem(r.getNamespace());
-        LeasePolicy policy = null;
         if (bad == null) {
-            try {
-                policy = new LeasePolicy(Duration.ofMillis(r.getTtlMillis()), Duration.ofMillis(r.getHeartbeatMillis()),
-                        Duration.ofMillis(r.getGraceMillis()));
-            } catch (IllegalArgumentException e) {
-                bad = e.getMessage();
-            }
+            bad = policyProblem(r.getTtlMillis(), r.getHeartbeatMillis(), r.getGraceMillis());
         }
         if (bad != null) {
             out.onError(invalid(bad));
             return;
         }
-        LeasePolicy set = policy;
+        LeasePolicy set = policy(r.getTtlMillis(), r.getHeartbeatMillis(), r.getGraceMillis());
         whenApplied(raft.write(new Command.SetPolicy(r.getNamespace(), r.getTtlMillis(), r.getHeartbeatMillis(),
                 r.getGraceMillis(), 0)), out, o -> answer(out, policyReply(r.getNamespace(), set)));
     }
@@ -340,12 +334,7 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     public void createNamespace(CreateNamespaceRequest r, StreamObserver<NamespaceReply> out) {
         String bad = LeaseTable.namespaceProblem(r.getName());
         if (bad == null && (r.getTtlMillis() != 0 || r.getHeartbeatMillis() != 0 || r.getGraceMillis() != 0)) {
-            try {
-                new LeasePolicy(Duration.ofMillis(r.getTtlMillis()), Duration.ofMillis(r.getHeartbeatMillis()),
-                        Duration.ofMillis(r.getGraceMillis()));
-            } catch (IllegalArgumentException e) {
-                bad = e.getMessage();
-            }
+            bad = policyProblem(r.getTtlMillis(), r.getHeartbeatMillis(), r.getGraceMillis());
         }
         if (bad != null) {
             out.onError(invalid(bad));
@@ -519,6 +508,20 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         // LEADER_LEASE and LINEARIZABLE both go to the leader; Ratis serves them from its state while
         // its leader lease holds and confirms leadership with a read index when it does not
         return raft.leaderRead(read);
+    }
+
+    private static LeasePolicy policy(long ttlMillis, long heartbeatMillis, long graceMillis) {
+        return new LeasePolicy(Duration.ofMillis(ttlMillis), Duration.ofMillis(heartbeatMillis), Duration.ofMillis(graceMillis));
+    }
+
+    /** @return why these policy figures are refused (LeasePolicy's own checks), or null */
+    private static @Nullable String policyProblem(long ttlMillis, long heartbeatMillis, long graceMillis) {
+        try {
+            policy(ttlMillis, heartbeatMillis, graceMillis);
+            return null;
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
     }
 
     private static LeasePolicyReply policyReply(String namespace, LeasePolicy p) {
