@@ -26,8 +26,9 @@ import java.util.stream.Stream;
  * }
  * }</pre>
  *
- * The executable comes from the PATH, else from the embedded-redis jar if it is on the classpath;
- * {@link #available()} says whether either exists.
+ * The executable comes from {@code $MAILBOX_REDIS_SERVER} (a path, or {@code bundled}), else the PATH,
+ * else the binary bundled in the embedded-redis jar that the testkit depends on (Linux and macOS on
+ * x86-64 and arm64); {@link #available()} says whether any of them exists.
  */
 public final class RedisServerProcess implements AutoCloseable {
 
@@ -69,8 +70,9 @@ public final class RedisServerProcess implements AutoCloseable {
      */
     public static RedisServerProcess start(Map<String, String> extraConfig) {
         Path binary = RedisBinary.find().orElseThrow(() -> new IllegalStateException(
-                "no redis-server: install it (apt-get install redis-server) or put"
-                        + " com.github.codemonstur:embedded-redis on the test classpath"));
+                "no redis-server: none on the PATH, and the binary bundled with the testkit has no build for "
+                        + System.getProperty("os.name") + "/" + System.getProperty("os.arch")
+                        + "; install one (apt-get install redis-server) or set MAILBOX_REDIS_SERVER to its path"));
         Map<String, String> config = new LinkedHashMap<>();
         config.put("save", "");
         config.put("appendonly", "no");
