@@ -32,11 +32,66 @@ public final class Limits {
     public static final Duration MAX_WAIT_TIME = Duration.ofMinutes(15);
     /** Most receives before dead-lettering that a {@link RedrivePolicy} may allow. */
     public static final int MAX_RECEIVE_COUNT = 1000;
+    /** Longest send deduplication id (SQS's). */
+    public static final int MAX_DEDUPLICATION_ID_LENGTH = 128;
+    /** How long a mailbox remembers a send deduplication id (SQS's window). */
+    public static final Duration DEDUPLICATION_WINDOW = Duration.ofMinutes(5);
+
+    /** Longest portable mailbox name: SQS's queue name limit. */
+    public static final int MAX_NAME_LENGTH = 80;
+    /**
+     * Longest extended mailbox name (see {@link MailboxCapabilities#extendedNames()}): room for a
+     * coordinated mailbox id, {@code namespace@node}, whose two parts are each up to {@link #MAX_NAME_LENGTH}.
+     */
+    public static final int MAX_EXTENDED_NAME_LENGTH = 2 * MAX_NAME_LENGTH + 1;
+
+    private static final java.util.regex.Pattern PORTABLE_NAME = java.util.regex.Pattern.compile(
+            "[A-Za-z0-9_-]{1," + MAX_NAME_LENGTH + "}");
+    private static final java.util.regex.Pattern EXTENDED_NAME = java.util.regex.Pattern.compile(
+            "[A-Za-z0-9_.@-]{1," + MAX_EXTENDED_NAME_LENGTH + "}");
 
     /** SQS counts each string attribute's data type name too. */
     private static final int ATTRIBUTE_TYPE_BYTES = "String".length();
 
     private Limits() {
+    }
+
+    /**
+     * The one mailbox-name rule of every backend. A portable name is 1 to {@link #MAX_NAME_LENGTH}
+     * characters from A-Z, a-z, 0-9, '_' and '-': every backend takes it (it is SQS's queue-name rule). A
+     * backend that declares {@link MailboxCapabilities#extendedNames()} also takes '.' and '@' and up to
+     * {@link #MAX_EXTENDED_NAME_LENGTH} characters, which coordinated mailbox ids ({@code namespace@node})
+     * need.
+     *
+     * @param name     a proposed mailbox name
+     * @param extended whether the backend takes extended names
+     * @return why it is refused, or null
+     */
+    public static @org.jspecify.annotations.Nullable String mailboxNameProblem(String name, boolean extended) {
+        if (extended ? EXTENDED_NAME.matcher(name).matches() : PORTABLE_NAME.matcher(name).matches()) {
+            return null;
+        }
+        String shown = name.length() > 200 ? name.substring(0, 200) + "...(" + name.length() + " characters)" : name;
+        return extended
+                ? "mailbox name must be 1 to " + MAX_EXTENDED_NAME_LENGTH + " characters from A-Z, a-z, 0-9, '_', '-', "
+                        + "'.' and '@', was '" + shown + "'"
+                : "mailbox name must be 1 to " + MAX_NAME_LENGTH + " characters from A-Z, a-z, 0-9, '_' and '-' on "
+                        + "this backend (it has no extended names), was '" + shown + "'";
+    }
+
+    /**
+     * @param name     a proposed mailbox name
+     * @param extended whether the backend takes extended names
+     * @return the name
+     * @throws IllegalArgumentException naming the rule, if it is refused
+     */
+    public static String requireMailboxName(String name, boolean extended) {
+        Objects.requireNonNull(name, "name");
+        String bad = mailboxNameProblem(name, extended);
+        if (bad != null) {
+            throw new IllegalArgumentException(bad);
+        }
+        return name;
     }
 
     /**
@@ -226,5 +281,24 @@ public final class Limits {
             return d.toHours() + (d.toHours() == 1 ? " hour" : " hours");
         }
         return d.toMinutes() + " minutes";
+    }
+
+    private static final java.util.regex.Pattern DEDUPLICATION_ID =
+            java.util.regex.Pattern.compile("[A-Za-z0-9!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~]{1," + MAX_DEDUPLICATION_ID_LENGTH + "}");
+
+    /**
+     * @param id a send deduplication id
+     * @return the id
+     * @throws IllegalArgumentException unless it is 1 to {@link #MAX_DEDUPLICATION_ID_LENGTH} characters
+     *                                  from A-Z, a-z, 0-9 and ASCII punctuation
+     */
+    public static String requireDeduplicationId(String id) {
+        java.util.Objects.requireNonNull(id, "deduplicationId");
+        if (!DEDUPLICATION_ID.matcher(id).matches()) {
+            throw new IllegalArgumentException("deduplication id must be 1 to " + MAX_DEDUPLICATION_ID_LENGTH
+                    + " characters from A-Z, a-z, 0-9 and ASCII punctuation, was '"
+                    + (id.length() > 200 ? id.substring(0, 200) + "..." : id) + "'");
+        }
+        return id;
     }
 }

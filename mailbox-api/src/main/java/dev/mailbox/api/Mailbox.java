@@ -2,6 +2,8 @@ package dev.mailbox.api;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * A named, typed, point-to-point queue with SQS semantics.
@@ -143,6 +145,102 @@ public interface Mailbox<T> extends AutoCloseable {
         }
         return stale;
     }
+
+    /**
+     * Acknowledges up to 10 messages, then receives: exactly what {@link #acknowledgeBatch(List)}
+     * followed by {@link #receive(ReceiveOptions)} do, in one call where the backend allows (on Redis
+     * one round trip, one script that settles the handles and then receives). A consumer that
+     * acknowledges each message with its next receive pays one round trip per message instead of two:
+     * <pre>{@code
+     * List<Message<Order>> done = List.of();
+     * while (running) {
+     *     List<Message<Order>> got = orders.acknowledgeAndReceive(done, options, stale -> log(stale));
+     *     got.forEach(m -> handle(m.body()));
+     *     done = got;
+     * }
+     * }</pre>
+     * Every handle rule holds as for {@code acknowledgeBatch}: each message is acknowledged or not on its
+     * own, a stale handle changes nothing, and it is reported to {@code stale} (on the calling thread,
+     * before this method returns or waits). The acknowledgements are made before the receive starts to
+     * wait, so a long wait does not hold them back. If the call throws, some or all of the
+     * acknowledgements may have been made; acknowledging again is safe (a message already acknowledged
+     * is reported stale).
+     *
+     * @param acknowledge 0 to 10 messages received from this mailbox, to acknowledge first
+     * @param options     how many, for how long, and how long to wait, as for {@link #receive(ReceiveOptions)}
+     * @param stale       told of each message of {@code acknowledge} that was not acknowledged because its
+     *                    handle was stale, in the given order
+     * @return the received messages, possibly empty, never {@code null}
+     * @throws IllegalArgumentException    if there are more than 10 messages to acknowledge, or one was
+     *                                     not received from this mailbox
+     * @throws MailboxUnavailableException if the backend cannot be reached or the mailbox is closed
+     */
+    default List<Message<T>> acknowledgeAndReceive(List<? extends Message<T>> acknowledge, ReceiveOptions options,
+                                                   Consumer<? super Message<T>> stale) {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(stale, "stale");
+        if (!acknowledge.isEmpty()) {
+            acknowledgeBatch(acknowledge).forEach(stale);
+        }
+        return receive(options);
+    }
+
+    /**
+     * Acknowledges the delivery whose receipt handle this is: the same as {@link Message#acknowledge()}
+     * on the message it came with, for a caller that kept only the handle (a client in another process,
+     * a node that restarted). The handle is the backend's own, so it works from any mailbox object of
+     * the same queue, in any process, while the delivery is current.
+     *
+     * @param receiptHandle a handle this mailbox's backend issued
+     * @throws ReceiptHandleExpiredException if the handle is not the current delivery's (where the
+     *                                       backend can tell: {@link MailboxCapabilities#detectsStaleAcknowledge()})
+     * @throws IllegalArgumentException      if the string is not a handle this backend issues
+     * @throws FencedException               through a {@link #fenced} view whose epoch was overtaken
+     */
+    void acknowledge(String receiptHandle);
+
+    /**
+     * Makes the delivery whose receipt handle this is visible again after {@code visibilityTimeout}:
+     * the same as {@link Message#nack(java.time.Duration)} on the message it came with.
+     *
+     * @param receiptHandle     a handle this mailbox's backend issued
+     * @param visibilityTimeout 0 to {@link Limits#MAX_VISIBILITY_TIMEOUT}
+     * @throws ReceiptHandleExpiredException if the handle is not the current delivery's
+     * @throws IllegalArgumentException      if the string is not a handle this backend issues
+     * @throws FencedException               through a {@link #fenced} view whose epoch was overtaken
+     */
+    void nack(String receiptHandle, java.time.Duration visibilityTimeout);
+
+    /**
+     * Sets the remaining visibility of the delivery whose receipt handle this is: the same as
+     * {@link Message#extendVisibility(java.time.Duration)} on the message it came with.
+     *
+     * @param receiptHandle a handle this mailbox's backend issued
+     * @param timeout       0 to {@link Limits#MAX_VISIBILITY_TIMEOUT}, counted from now
+     * @throws ReceiptHandleExpiredException if the handle is not the current delivery's
+     * @throws IllegalArgumentException      if the string is not a handle this backend issues
+     * @throws FencedException               through a {@link #fenced} view whose epoch was overtaken
+     */
+    void extendVisibility(String receiptHandle, java.time.Duration timeout);
+
+    /**
+     * A view of this mailbox for the holder of its lease at fencing epoch {@code epoch} (a coordinator
+     * lease's epoch: every new grant's is higher). Through the view, receive, acknowledge, nack and extend
+     * (by handle, or on messages received through it) first check the mailbox's fence, the highest epoch
+     * any view has used on it: under a lower epoch they are refused with {@link FencedException} and
+     * change nothing; otherwise they raise the fence to {@code epoch} and go ahead, so a holder that lost
+     * its lease cannot receive or acknowledge once its successor has. Sends, counts and purges are not
+     * fenced. Calls made on the mailbox itself, not through a view, are not fenced either.
+     *
+     * <p>Where {@link MailboxCapabilities#atomicFencing()} is true the fence is stored with the messages
+     * and checked atomically with each call, across processes; where it is false (SQS, which has no
+     * conditional writes) this mailbox object keeps it, so only calls through this object are fenced.
+     *
+     * @param epoch the caller's fencing epoch, 1 or more
+     * @return the view; closing it closes nothing
+     * @throws IllegalArgumentException if {@code epoch} is less than 1
+     */
+    Mailbox<T> fenced(long epoch);
 
     /**
      * Deletes every message: queued, delayed and in flight. Handles of deleted in-flight messages

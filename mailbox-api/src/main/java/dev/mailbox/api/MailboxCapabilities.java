@@ -19,6 +19,9 @@ public final class MailboxCapabilities {
     private final boolean atomicDeadLetter;
     private final int maxMessageBytes;
     private final Duration timeGranularity;
+    private final boolean extendedNames;
+    private final boolean atomicFencing;
+    private final boolean durableDeduplication;
 
     private MailboxCapabilities(Builder b) {
         this.exactCount = b.exactCount;
@@ -28,6 +31,9 @@ public final class MailboxCapabilities {
         this.atomicDeadLetter = b.atomicDeadLetter;
         this.maxMessageBytes = b.maxMessageBytes;
         this.timeGranularity = b.timeGranularity;
+        this.extendedNames = b.extendedNames;
+        this.atomicFencing = b.atomicFencing;
+        this.durableDeduplication = b.durableDeduplication;
     }
 
     /** @return a builder starting from the weakest guarantees */
@@ -87,12 +93,41 @@ public final class MailboxCapabilities {
         return timeGranularity;
     }
 
+    /**
+     * @return whether mailbox names may also hold '.' and '@' and run to
+     *         {@link Limits#MAX_EXTENDED_NAME_LENGTH} characters (see {@link Limits#mailboxNameProblem}); when
+     *         false, only portable names work (SQS)
+     */
+    public boolean extendedNames() {
+        return extendedNames;
+    }
+
+    /**
+     * @return whether a {@link Mailbox#fenced fenced} view's fence is stored with the messages and checked
+     *         atomically with each call, so that it holds across processes (memory, Redis); when false,
+     *         the mailbox object keeps the fence and only calls through that object are fenced (SQS)
+     */
+    public boolean atomicFencing() {
+        return atomicFencing;
+    }
+
+    /**
+     * @return whether {@link SendOptions#withDeduplicationId send deduplication ids} are remembered with the
+     *         messages, so that a send retried from another process or after a restart is still stored
+     *         once (memory within the process, Redis, SQS FIFO queues); when false, the mailbox object
+     *         remembers them, for the same {@link Limits#DEDUPLICATION_WINDOW}, only as long as it lives
+     */
+    public boolean durableDeduplication() {
+        return durableDeduplication;
+    }
+
     @Override
     public String toString() {
         return "MailboxCapabilities[exactCount=" + exactCount + ", fifo=" + fifo
                 + ", detectsStaleAcknowledge=" + detectsStaleAcknowledge + ", capacity=" + capacity
                 + ", atomicDeadLetter=" + atomicDeadLetter + ", maxMessageBytes=" + maxMessageBytes
-                + ", timeGranularity=" + timeGranularity + "]";
+                + ", timeGranularity=" + timeGranularity + ", extendedNames=" + extendedNames
+                + ", atomicFencing=" + atomicFencing + ", durableDeduplication=" + durableDeduplication + "]";
     }
 
     /** Builds {@link MailboxCapabilities}. Not thread-safe. */
@@ -104,6 +139,9 @@ public final class MailboxCapabilities {
         private boolean atomicDeadLetter;
         private int maxMessageBytes = Limits.DEFAULT_MAX_MESSAGE_BYTES;
         private Duration timeGranularity = Duration.ofMillis(1);
+        private boolean extendedNames;
+        private boolean atomicFencing;
+        private boolean durableDeduplication;
 
         private Builder() {
         }
@@ -172,6 +210,33 @@ public final class MailboxCapabilities {
                 throw new IllegalArgumentException("timeGranularity must be positive, was " + granularity);
             }
             this.timeGranularity = granularity;
+            return this;
+        }
+
+        /**
+         * @param value whether names may hold '.' and '@' (see {@link MailboxCapabilities#extendedNames()})
+         * @return this builder
+         */
+        public Builder extendedNames(boolean value) {
+            this.extendedNames = value;
+            return this;
+        }
+
+        /**
+         * @param value see {@link MailboxCapabilities#atomicFencing()}
+         * @return this builder
+         */
+        public Builder atomicFencing(boolean value) {
+            this.atomicFencing = value;
+            return this;
+        }
+
+        /**
+         * @param value see {@link MailboxCapabilities#durableDeduplication()}
+         * @return this builder
+         */
+        public Builder durableDeduplication(boolean value) {
+            this.durableDeduplication = value;
             return this;
         }
 

@@ -7,7 +7,8 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * How to send a message: an optional delay and up to ten string attributes. Immutable; every
+ * How to send a message: an optional delay, up to ten string attributes and an optional deduplication
+ * id. Immutable; every
  * {@code with} method returns a new instance and validates its argument at once, so an invalid
  * option never reaches a backend.
  *
@@ -19,14 +20,17 @@ import java.util.Objects;
  */
 public final class SendOptions {
 
-    private static final SendOptions DEFAULTS = new SendOptions(Duration.ZERO, Map.of());
+    private static final SendOptions DEFAULTS = new SendOptions(Duration.ZERO, Map.of(), null);
 
     private final Duration delay;
     private final Map<String, String> attributes;
+    private final @org.jspecify.annotations.Nullable String deduplicationId;
 
-    private SendOptions(Duration delay, Map<String, String> attributes) {
+    private SendOptions(Duration delay, Map<String, String> attributes,
+                        @org.jspecify.annotations.Nullable String deduplicationId) {
         this.delay = delay;
         this.attributes = attributes;
+        this.deduplicationId = deduplicationId;
     }
 
     /** @return no delay and no attributes */
@@ -40,7 +44,7 @@ public final class SendOptions {
      * @throws IllegalArgumentException if the delay is out of range
      */
     public SendOptions withDelay(Duration delay) {
-        return new SendOptions(Limits.requireDelay(delay), attributes);
+        return new SendOptions(Limits.requireDelay(delay), attributes, deduplicationId);
     }
 
     /**
@@ -53,7 +57,7 @@ public final class SendOptions {
         Limits.requireAttribute(name, value);
         Map<String, String> copy = new LinkedHashMap<>(attributes);
         copy.put(name, value);
-        return new SendOptions(delay, checkedCount(copy));
+        return new SendOptions(delay, checkedCount(copy), deduplicationId);
     }
 
     /**
@@ -68,7 +72,28 @@ public final class SendOptions {
             Limits.requireAttribute(k, v);
             copy.put(k, v);
         });
-        return new SendOptions(delay, checkedCount(copy));
+        return new SendOptions(delay, checkedCount(copy), deduplicationId);
+    }
+
+    /**
+     * Makes the send idempotent: a send with an id this mailbox has seen in the last
+     * {@link Limits#DEDUPLICATION_WINDOW} stores nothing and returns the message id of the first send
+     * with it, so a send retried after its reply was lost is stored once. In a batch, message {@code i}
+     * (from 0) is deduplicated under {@code id + "/" + i}. Whether the ids outlive the mailbox object
+     * (another process, a restart) is {@link MailboxCapabilities#durableDeduplication()}.
+     *
+     * @param id 1 to {@link Limits#MAX_DEDUPLICATION_ID_LENGTH} characters from A-Z, a-z, 0-9 and
+     *           {@code !"#$%&'()*+,-./:;<=>?@[\]^_`{|}~} (SQS's rule)
+     * @return options with this id
+     * @throws IllegalArgumentException if the id breaks that rule
+     */
+    public SendOptions withDeduplicationId(String id) {
+        return new SendOptions(delay, attributes, Limits.requireDeduplicationId(id));
+    }
+
+    /** @return the deduplication id, or null when sends with these options are not deduplicated */
+    public @org.jspecify.annotations.Nullable String deduplicationId() {
+        return deduplicationId;
     }
 
     /** @return the delay, zero when none */
@@ -92,16 +117,17 @@ public final class SendOptions {
     @Override
     public boolean equals(Object o) {
         return o instanceof SendOptions other && delay.equals(other.delay)
-                && attributes.equals(other.attributes);
+                && attributes.equals(other.attributes) && Objects.equals(deduplicationId, other.deduplicationId);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(delay, attributes);
+        return Objects.hash(delay, attributes, deduplicationId);
     }
 
     @Override
     public String toString() {
-        return "SendOptions[delay=" + delay + ", attributes=" + attributes + "]";
+        return "SendOptions[delay=" + delay + ", attributes=" + attributes
+                + (deduplicationId == null ? "" : ", deduplicationId=" + deduplicationId) + "]";
     }
 }

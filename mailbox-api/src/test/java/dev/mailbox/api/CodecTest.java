@@ -1,113 +1,12 @@
 package dev.mailbox.api;
 
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.Nested;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.time.Instant;
-import java.time.LocalDate;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
 
 class CodecTest {
-
-    record Line(String sku, int quantity) {
-    }
-
-    record Order(String id, List<Line> lines, Instant at, LocalDate day, OffsetDateTime local,
-                 Duration sla, Optional<String> note, Map<String, Integer> tags) {
-    }
-
-    static Order order() {
-        return new Order("o-1", List.of(new Line("a", 1), new Line("b", 2)),
-                Instant.parse("2026-11-21T10:15:30.123456789Z"), LocalDate.of(2026, 2, 28),
-                OffsetDateTime.of(2026, 1, 2, 3, 4, 5, 0, ZoneOffset.ofHours(2)), Duration.ofMillis(1500),
-                Optional.empty(), Map.of("x", 1));
-    }
-
-    @Nested
-    @DisplayName("Codec.json")
-    class Json {
-
-        @Test
-        @DisplayName("round-trips records with lists, maps, java.time and Optional")
-        void records() {
-            Codec<Order> codec = Codec.json(Order.class);
-            assertThat(codec.decode(codec.encode(order()))).isEqualTo(order());
-        }
-
-        @Test
-        @DisplayName("writes java.time values as ISO-8601 text, keeping the offset")
-        void isoText() {
-            String json = new String(Codec.json(Order.class).encode(order()), StandardCharsets.UTF_8);
-            assertThat(json).contains("\"2026-11-21T10:15:30.123456789Z\"").contains("\"2026-02-28\"")
-                    .contains("\"2026-01-02T03:04:05+02:00\"");
-        }
-
-        @Test
-        @DisplayName("round-trips generic types given as a TypeReference")
-        void generics() {
-            Codec<List<Order>> codec = Codec.json(new TypeReference<List<Order>>() { });
-            List<Order> decoded = codec.decode(codec.encode(List.of(order(), order())));
-            assertThat(decoded).hasSize(2).allSatisfy(o -> assertThat(o).isInstanceOf(Order.class).isEqualTo(order()));
-        }
-
-        @Test
-        @DisplayName("ignores unknown properties, so producers can add fields first")
-        void unknownProperties() {
-            byte[] json = "{\"sku\":\"a\",\"quantity\":3,\"addedLater\":true}".getBytes(StandardCharsets.UTF_8);
-            assertThat(Codec.json(Line.class).decode(json)).isEqualTo(new Line("a", 3));
-        }
-
-        @Test
-        @DisplayName("reports undecodable bytes as SerializationException naming the type")
-        void badJson() {
-            Codec<Line> codec = Codec.json(Line.class);
-            assertThatThrownBy(() -> codec.decode("{not json".getBytes(StandardCharsets.UTF_8)))
-                    .isInstanceOf(SerializationException.class).hasMessageContaining("Line");
-            assertThatThrownBy(() -> codec.decode("[1,2]".getBytes(StandardCharsets.UTF_8)))
-                    .isInstanceOf(SerializationException.class);
-        }
-
-        @Test
-        @DisplayName("refuses a JSON null, because bodies are never null")
-        void jsonNull() {
-            assertThatThrownBy(() -> Codec.json(Line.class).decode("null".getBytes(StandardCharsets.UTF_8)))
-                    .isInstanceOf(SerializationException.class).hasMessageContaining("null");
-        }
-
-        @Test
-        @DisplayName("reports a value Jackson cannot write as SerializationException")
-        void unencodable() {
-            Object selfReferencing = new Object() {
-                public Object getSelf() {
-                    return this;
-                }
-            };
-            Codec<Object> codec = Codec.json(Object.class);
-            assertThatThrownBy(() -> codec.encode(selfReferencing)).isInstanceOf(SerializationException.class);
-        }
-
-        @Test
-        @DisplayName("uses a caller's ObjectMapper when given one")
-        void customMapper() {
-            ObjectMapper mapper = new ObjectMapper().setPropertyNamingStrategy(
-                    com.fasterxml.jackson.databind.PropertyNamingStrategies.UPPER_CAMEL_CASE);
-            Codec<Line> codec = Codec.json(mapper, Line.class);
-            assertThat(new String(codec.encode(new Line("a", 1)), StandardCharsets.UTF_8)).contains("\"Sku\"");
-            assertThat(codec.decode(codec.encode(new Line("a", 1)))).isEqualTo(new Line("a", 1));
-        }
-    }
 
     @Test
     @DisplayName("Codec.utf8 round-trips any text, including characters outside the BMP")

@@ -132,6 +132,26 @@ class OptionsTest {
         }
 
         @Override
+        public void acknowledge(String receiptHandle) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void nack(String receiptHandle, Duration visibilityTimeout) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void extendVisibility(String receiptHandle, Duration timeout) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Mailbox<String> fenced(long epoch) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
         public long purge() {
             return 0;
         }

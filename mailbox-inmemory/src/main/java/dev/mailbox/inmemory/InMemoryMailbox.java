@@ -1,6 +1,7 @@
 package dev.mailbox.inmemory;
 
 import dev.mailbox.api.Codec;
+import dev.mailbox.api.FencedException;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxCapabilities;
@@ -13,20 +14,21 @@ import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.TimeSource;
+import dev.mailbox.api.spi.FencedView;
 import dev.mailbox.api.spi.Bodies;
-import org.jspecify.annotations.Nullable;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link Mailbox} held in this process's memory, with the whole contract: delays, visibility
@@ -38,6 +40,23 @@ import java.util.concurrent.locks.ReentrantLock;
  * change or a send/nack wakes it, so it never polls. A handle whose visibility has lapsed is refused
  * at once, even before the message is delivered again.
  *
+ * <p><b>Receipt handles</b> can be used on their own: {@link #acknowledge(String)}, {@link #nack(String,
+ * Duration)} and {@link #extendVisibility(String, Duration)} act on the delivery a handle names, exactly
+ * as the message's own methods do. A handle is only good on the mailbox object that issued it: this
+ * object is the queue, so there is no other.
+ *
+ * <p><b>Fencing.</b> {@link #fenced(long)} gives the holder of the mailbox's lease at an epoch a view
+ * through which receive, acknowledge, nack and extend check the mailbox's fence under the same lock as
+ * the operation itself, so once a view with a higher epoch has been used no call under a lower one
+ * gets through, not even a receive that was already waiting. Messages received through a view carry
+ * its epoch, so their own acknowledge, nack and extend are fenced too.
+ *
+ * <p><b>Deduplication.</b> A send with a {@link SendOptions#withDeduplicationId deduplication id} seen
+ * in the last {@link Limits#DEDUPLICATION_WINDOW} (by this mailbox's time source) stores nothing and
+ * returns the first send's message id; a refused send (a full mailbox) is not remembered. The window
+ * counts from the first send and is not extended by duplicates. Expired ids are dropped, oldest first,
+ * by each send that carries an id, so the mailbox never holds more than one window's worth of them.
+ *
  * <p><b>With a codec</b> ({@link #builder(String, Codec)}) bodies are encoded on send and decoded on
  * receive, exactly as a remote backend would: receivers get copies, encoding errors and the size limit
  * apply at send, and an undecodable body surfaces through {@link Message#body()}. This is what to use
@@ -48,7 +67,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * values), and the size limit, which needs bytes, is not checked.
  *
  * <pre>{@code
- * InMemoryMailbox<Order> orders = InMemoryMailbox.builder("orders", Codec.json(Order.class))
+ * InMemoryMailbox<Order> orders = InMemoryMailbox.builder("orders", JsonCodec.of(Order.class))
  *         .redrivePolicy(RedrivePolicy.of(5, deadLetters))
  *         .build();
  * }</pre>
@@ -57,7 +76,36 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class InMemoryMailbox<T> implements Mailbox<T> {
 
+    /** What a {@link #fenced} view calls: this mailbox's own methods, with the view's epoch. */
+    private final FencedView.Operations<T> fencedCalls = new FencedView.Operations<>() {
+        @Override
+        public List<Message<T>> receive(ReceiveOptions options, long epoch) {
+            return InMemoryMailbox.this.receive(options, epoch);
+        }
+
+        @Override
+        public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long epoch) {
+            return InMemoryMailbox.this.acknowledgeBatch(messages, epoch);
+        }
+
+        @Override
+        public void acknowledge(String receiptHandle, long epoch) {
+            InMemoryMailbox.this.acknowledge(receiptHandle, epoch);
+        }
+
+        @Override
+        public void nack(String receiptHandle, Duration visibilityTimeout, long epoch) {
+            InMemoryMailbox.this.nack(receiptHandle, visibilityTimeout, epoch);
+        }
+
+        @Override
+        public void extendVisibility(String receiptHandle, Duration timeout, long epoch) {
+            InMemoryMailbox.this.extendVisibility(receiptHandle, timeout, epoch);
+        }
+    };
+
     private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.ISO_8859_1);
+    private static final long DEDUPLICATION_WINDOW_NANOS = Limits.DEDUPLICATION_WINDOW.toNanos();
 
     private final String name;
     private final @Nullable Codec<T> codec;
@@ -81,11 +129,22 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     private long nextSeq;
     private int waiters;
     private boolean closed;
+    /** The highest epoch used through a {@link #fenced} view; 0 until one is used. Only moves up. */
+    private long fence;
+    /**
+     * In-flight entries by seq, so that a bare receipt handle finds its entry. Holds only what is in
+     * flight (an entry leaves it when acknowledged, nacked, purged or when its visibility ends), so it
+     * never outgrows the messages held.
+     */
+    private final HashMap<Long, Entry> inFlight = new HashMap<>();
+    /** Deduplication ids seen within the window, and the same records in the order they expire. */
+    private final HashMap<String, Dedup> dedupById = new HashMap<>();
+    private final ArrayDeque<Dedup> dedupByExpiry = new ArrayDeque<>();
 
     /**
      * A mailbox without a codec (bodies kept by reference), unbounded, on the system clock.
      *
-     * @param name the mailbox's name, not blank
+     * @param name the mailbox's name (see {@link Limits#mailboxNameProblem}; extended names are allowed)
      */
     public InMemoryMailbox(String name) {
         this(new Builder<>(name, null));
@@ -103,7 +162,9 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
         this.capabilities = MailboxCapabilities.builder()
                 .exactCount(true).fifo(true).detectsStaleAcknowledge(true).capacity(true)
                 .atomicDeadLetter(true).timeGranularity(Duration.ofNanos(1))
-                .maxMessageBytes(maxMessageBytes)
+                .maxMessageBytes(maxMessageBytes).extendedNames(true)
+                // this object is the queue: the fence and the ids are kept with the messages
+                .atomicFencing(true).durableDeduplication(true)
                 .build();
         this.tag = String.format("%08x", ThreadLocalRandom.current().nextInt());
         this.idPrefix = (tag + "-").getBytes(StandardCharsets.ISO_8859_1);
@@ -113,7 +174,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     /**
      * A builder for a mailbox without a codec: bodies are kept by reference.
      *
-     * @param name the mailbox's name, not blank
+     * @param name the mailbox's name (see {@link Limits#mailboxNameProblem}; extended names are allowed)
      * @param <T>  the body type
      * @return the builder
      */
@@ -124,7 +185,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     /**
      * A builder for a mailbox that encodes bodies with {@code codec}, like a remote backend.
      *
-     * @param name  the mailbox's name, not blank
+     * @param name  the mailbox's name (see {@link Limits#mailboxNameProblem}; extended names are allowed)
      * @param codec the codec
      * @param <T>   the body type
      * @return the builder
@@ -149,10 +210,24 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
         Objects.requireNonNull(options, "options");
         Object payload = encode(body, options.attributes());
         long delay = options.delay().toNanos();
+        String dedupId = options.deduplicationId();
         long seq;
         lock.lock();
         try {
             ensureOpen();
+            if (dedupId != null) {
+                long now = clock.nanoTime();
+                forgetExpiredDeduplicationIds(now);
+                Dedup first = dedupById.get(dedupId);
+                if (first != null) {
+                    return first.messageId(); // checked before the capacity: a duplicate needs no room
+                }
+                ensureRoom(1);
+                promoteDue(now);
+                String id = idOf(append(payload, options.attributes(), delay, now));
+                remember(dedupId, id, now);
+                return id;
+            }
             ensureRoom(1);
             long now = readClockIfNeeded(delay);
             promoteDue(now);
@@ -174,10 +249,14 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
             payloads[i] = encode(body, options.attributes());
         }
         long delay = options.delay().toNanos();
+        String dedupId = options.deduplicationId();
         long first;
         lock.lock();
         try {
             ensureOpen();
+            if (dedupId != null) {
+                return sendBatchDeduplicated(payloads, options.attributes(), delay, dedupId);
+            }
             ensureRoom(payloads.length);
             long now = readClockIfNeeded(delay);
             promoteDue(now);
@@ -195,8 +274,39 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
         return ids;
     }
 
+    /** Message {@code i} goes under {@code id/i}: stored unless that key was seen, all or nothing. */
+    private List<String> sendBatchDeduplicated(Object[] payloads, Map<String, String> attributes, long delay,
+                                               String dedupId) {
+        long now = clock.nanoTime();
+        forgetExpiredDeduplicationIds(now);
+        String[] ids = new String[payloads.length];
+        int fresh = 0;
+        for (int i = 0; i < payloads.length; i++) {
+            Dedup seen = dedupById.get(dedupId + "/" + i);
+            if (seen != null) {
+                ids[i] = seen.messageId();
+            } else {
+                fresh++;
+            }
+        }
+        ensureRoom(fresh);
+        promoteDue(now);
+        for (int i = 0; i < payloads.length; i++) {
+            if (ids[i] == null) {
+                ids[i] = idOf(append(payloads[i], attributes, delay, now));
+                remember(dedupId + "/" + i, ids[i], now);
+            }
+        }
+        return List.of(ids);
+    }
+
     @Override
     public List<Message<T>> receive(ReceiveOptions options) {
+        return receive(options, 0);
+    }
+
+    /** @param epoch the fenced view's epoch, 0 for a call on the mailbox itself */
+    private List<Message<T>> receive(ReceiveOptions options, long epoch) {
         Objects.requireNonNull(options, "options");
         int max = options.maxMessages();
         long visibility = options.visibilityTimeout().toNanos();
@@ -210,6 +320,9 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
             long now = clock.nanoTime();
             long deadline = now + wait;
             while (true) {
+                // checked on every pass, not just once: a receive that waits must not take a message
+                // after a later epoch has raised the fence
+                checkFence(epoch);
                 promoteDue(now);
                 n = takeReady(taken, deliveries, visibility, now);
                 if (n > 0 || deadline - now <= 0 || closed) {
@@ -233,9 +346,64 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
         }
         List<Message<T>> messages = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            messages.add(new InMemoryMessage<>(this, taken[i], deliveries[i], decode(taken[i])));
+            messages.add(new InMemoryMessage<>(this, taken[i], deliveries[i], decode(taken[i]), epoch));
         }
         return messages;
+    }
+
+    /**
+     * Acknowledges the delivery this handle names, as {@link Message#acknowledge()} would.
+     *
+     * @param receiptHandle a handle this mailbox issued
+     * @throws ReceiptHandleExpiredException if the delivery is not current (see {@link Message})
+     * @throws IllegalArgumentException      if the string is not a handle this mailbox issued
+     */
+    @Override
+    public void acknowledge(String receiptHandle) {
+        acknowledge(receiptHandle, 0);
+    }
+
+    /**
+     * Nacks the delivery this handle names, as {@link Message#nack(Duration)} would.
+     *
+     * @param receiptHandle     a handle this mailbox issued
+     * @param visibilityTimeout 0 to {@link Limits#MAX_VISIBILITY_TIMEOUT}
+     * @throws ReceiptHandleExpiredException if the delivery is not current (see {@link Message})
+     * @throws IllegalArgumentException      if the string is not a handle this mailbox issued, or the
+     *                                       timeout is out of range
+     */
+    @Override
+    public void nack(String receiptHandle, Duration visibilityTimeout) {
+        nack(receiptHandle, visibilityTimeout, 0);
+    }
+
+    /**
+     * Extends the delivery this handle names, as {@link Message#extendVisibility(Duration)} would.
+     *
+     * @param receiptHandle a handle this mailbox issued
+     * @param timeout       0 to {@link Limits#MAX_VISIBILITY_TIMEOUT}, counted from now
+     * @throws ReceiptHandleExpiredException if the delivery is not current (see {@link Message})
+     * @throws IllegalArgumentException      if the string is not a handle this mailbox issued, or the
+     *                                       timeout is out of range
+     */
+    @Override
+    public void extendVisibility(String receiptHandle, Duration timeout) {
+        extendVisibility(receiptHandle, timeout, 0);
+    }
+
+    /**
+     * A view for the holder of this mailbox's lease at {@code epoch}; see {@link Mailbox#fenced}. The
+     * fence is a field of this mailbox, read and raised under the same lock as the operation it
+     * guards. The view's own {@code fenced(e)} is this mailbox's {@code fenced(e)}; closing the view
+     * does nothing.
+     *
+     * @param epoch the lease holder's fencing epoch, 1 or more
+     * @return the view
+     * @throws IllegalArgumentException if {@code epoch} is less than 1
+     */
+    @Override
+    public Mailbox<T> fenced(long epoch) {
+        return new FencedView<>(this, fencedCalls, epoch);
     }
 
     @Override
@@ -249,6 +417,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
             }
             ready.clear();
             timed.clear(e -> e.state = Entry.DELETED);
+            inFlight.clear();
             size = 0;
             return removed;
         } finally {
@@ -287,55 +456,149 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
         return "InMemoryMailbox[" + name + "]";
     }
 
-    // ---- operations on one delivery, called by InMemoryMessage ----
+    // ---- operations on one delivery: by InMemoryMessage, or by handle ----
 
-    void acknowledge(Entry e, int delivery) {
+    void acknowledge(Entry e, int delivery, long epoch) {
         lock.lock();
         try {
             ensureOpen();
-            requireCurrent(e, delivery, clock.nanoTime());
-            timed.remove(e);
-            e.state = Entry.DELETED;
-            size--;
+            checkFence(epoch);
+            acknowledgeLocked(e, delivery, clock.nanoTime());
         } finally {
             lock.unlock();
         }
     }
 
-    void nack(Entry e, int delivery, Duration visibilityTimeout) {
+    void nack(Entry e, int delivery, Duration visibilityTimeout, long epoch) {
         long timeout = Limits.requireVisibilityTimeout(visibilityTimeout, "visibilityTimeout").toNanos();
         lock.lock();
         try {
             ensureOpen();
-            long now = clock.nanoTime();
-            requireCurrent(e, delivery, now);
-            timed.remove(e);
-            promoteDue(now); // messages that became visible earlier stay ahead of this one
-            if (timeout == 0) {
-                makeReady(e);
-            } else {
-                e.state = Entry.WAITING;
-                e.dueNanos = now + timeout;
-                schedule(e);
-            }
+            checkFence(epoch);
+            nackLocked(e, delivery, timeout, clock.nanoTime());
         } finally {
             lock.unlock();
         }
     }
 
-    void extendVisibility(Entry e, int delivery, Duration timeout) {
+    void extendVisibility(Entry e, int delivery, Duration timeout, long epoch) {
         long nanos = Limits.requireVisibilityTimeout(timeout, "timeout").toNanos();
         lock.lock();
         try {
             ensureOpen();
+            checkFence(epoch);
+            extendLocked(e, delivery, nanos, clock.nanoTime());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void acknowledge(String receiptHandle, long epoch) {
+        Handle h = parseHandle(receiptHandle);
+        lock.lock();
+        try {
+            ensureOpen();
+            requireIssued(h, receiptHandle);
+            checkFence(epoch);
             long now = clock.nanoTime();
-            requireCurrent(e, delivery, now);
-            e.dueNanos = now + nanos;
-            if (timed.changed(e) && waiters > 0) {
-                changed.signalAll();
+            acknowledgeLocked(inFlightEntry(h, receiptHandle), h.delivery(), now);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void nack(String receiptHandle, Duration visibilityTimeout, long epoch) {
+        Handle h = parseHandle(receiptHandle);
+        long timeout = Limits.requireVisibilityTimeout(visibilityTimeout, "visibilityTimeout").toNanos();
+        lock.lock();
+        try {
+            ensureOpen();
+            requireIssued(h, receiptHandle);
+            checkFence(epoch);
+            long now = clock.nanoTime();
+            nackLocked(inFlightEntry(h, receiptHandle), h.delivery(), timeout, now);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void extendVisibility(String receiptHandle, Duration timeout, long epoch) {
+        Handle h = parseHandle(receiptHandle);
+        long nanos = Limits.requireVisibilityTimeout(timeout, "timeout").toNanos();
+        lock.lock();
+        try {
+            ensureOpen();
+            requireIssued(h, receiptHandle);
+            checkFence(epoch);
+            long now = clock.nanoTime();
+            extendLocked(inFlightEntry(h, receiptHandle), h.delivery(), nanos, now);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A fenced view's batch acknowledge: every handle is checked before anything changes (one that
+     * this mailbox did not issue refuses the whole batch), then the fence once and every delivery
+     * under one lock, so the batch is never half done because the fence rose in the middle.
+     */
+    private List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long epoch) {
+        Objects.requireNonNull(messages, "messages");
+        Limits.requireBatchSize(messages.size(), "batch size");
+        Handle[] handles = new Handle[messages.size()];
+        for (int i = 0; i < handles.length; i++) {
+            handles[i] = parseHandle(messages.get(i).receiptHandle());
+        }
+        List<Message<T>> stale = new ArrayList<>();
+        lock.lock();
+        try {
+            ensureOpen();
+            for (int i = 0; i < handles.length; i++) {
+                requireIssued(handles[i], messages.get(i).receiptHandle());
+            }
+            checkFence(epoch);
+            long now = clock.nanoTime();
+            for (int i = 0; i < handles.length; i++) {
+                try {
+                    String handle = messages.get(i).receiptHandle();
+                    acknowledgeLocked(inFlightEntry(handles[i], handle), handles[i].delivery(), now);
+                } catch (ReceiptHandleExpiredException e) {
+                    stale.add(messages.get(i));
+                }
             }
         } finally {
             lock.unlock();
+        }
+        return stale;
+    }
+
+    private void acknowledgeLocked(Entry e, int delivery, long now) {
+        requireCurrent(e, delivery, now);
+        timed.remove(e);
+        inFlight.remove(e.seq);
+        e.state = Entry.DELETED;
+        size--;
+    }
+
+    private void nackLocked(Entry e, int delivery, long timeout, long now) {
+        requireCurrent(e, delivery, now);
+        timed.remove(e);
+        inFlight.remove(e.seq);
+        promoteDue(now); // messages that became visible earlier stay ahead of this one
+        if (timeout == 0) {
+            makeReady(e);
+        } else {
+            e.state = Entry.WAITING;
+            e.dueNanos = now + timeout;
+            schedule(e);
+        }
+    }
+
+    private void extendLocked(Entry e, int delivery, long nanos, long now) {
+        requireCurrent(e, delivery, now);
+        e.dueNanos = now + nanos;
+        if (timed.changed(e) && waiters > 0) {
+            changed.signalAll();
         }
     }
 
@@ -390,6 +653,9 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     private void promoteDue(long now) {
         while (!timed.isEmpty() && timed.peek().dueNanos - now <= 0) {
             Entry e = timed.poll();
+            if (e.state == Entry.IN_FLIGHT) {
+                inFlight.remove(e.seq);
+            }
             e.state = Entry.READY;
             ready.addLast(e);
         }
@@ -407,6 +673,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
             e.state = Entry.IN_FLIGHT;
             e.dueNanos = now + visibility;
             schedule(e);
+            inFlight.put(e.seq, e);
             taken[n] = e;
             deliveries[n] = e.deliveryCount;
             n++;
@@ -486,6 +753,60 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
                 + idOf(e) + " in mailbox '" + name + "' is stale: " + why);
     }
 
+    /**
+     * Refuses a call under an overtaken epoch, changing nothing, or raises the fence to the call's
+     * epoch. Called with the lock held, before the call changes anything, so the check and the change
+     * are one step.
+     *
+     * @param epoch the view's epoch, or 0 for a call on the mailbox itself, which is never fenced
+     */
+    private void checkFence(long epoch) {
+        if (epoch == 0 || epoch == fence) {
+            return;
+        }
+        if (epoch < fence) {
+            throw new FencedException(name, epoch, fence);
+        }
+        fence = epoch;
+        if (waiters > 0) {
+            changed.signalAll(); // receives waiting under a lower epoch must give up now, not on the next send
+        }
+    }
+
+    /** The entry of an in-flight delivery; {@link #requireCurrent} then checks it is this delivery. */
+    private Entry inFlightEntry(Handle h, String receiptHandle) {
+        Entry e = inFlight.get(h.seq());
+        if (e == null) {
+            throw new ReceiptHandleExpiredException(receiptHandle, "receipt handle " + receiptHandle
+                    + " in mailbox '" + name + "' is stale: its message is no longer in flight (it was"
+                    + " acknowledged, nacked, purged or dead-lettered, or its visibility timeout ended)");
+        }
+        return e;
+    }
+
+    /** A handle that parses but names a message never sent here was not issued by this mailbox. */
+    private void requireIssued(Handle h, String receiptHandle) {
+        if (h.seq() >= nextSeq) {
+            throw new IllegalArgumentException("'" + receiptHandle + "' is not a receipt handle of mailbox '"
+                    + name + "': no such message was ever sent to it");
+        }
+    }
+
+    private void forgetExpiredDeduplicationIds(long now) {
+        Dedup oldest;
+        while ((oldest = dedupByExpiry.peekFirst()) != null && oldest.expiresAtNanos() - now <= 0) {
+            dedupByExpiry.pollFirst();
+            dedupById.remove(oldest.key(), oldest);
+        }
+    }
+
+    /** The window is the same for every id, so the order of sends is the order of expiry. */
+    private void remember(String key, String messageId, long now) {
+        Dedup d = new Dedup(key, messageId, now + DEDUPLICATION_WINDOW_NANOS);
+        dedupById.put(key, d);
+        dedupByExpiry.addLast(d);
+    }
+
     private void ensureOpen() {
         if (closed) {
             throw new MailboxClosedException(name);
@@ -520,6 +841,57 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     }
 
     /**
+     * Reads a handle made by {@link #receiptHandleOf}: {@code tag:seq-in-hex:delivery}. Only the exact
+     * text this mailbox would issue is accepted, so a handle of another mailbox (another tag) or of
+     * another backend is refused rather than taken for one of ours.
+     */
+    private Handle parseHandle(String receiptHandle) {
+        Objects.requireNonNull(receiptHandle, "receiptHandle");
+        int first = receiptHandle.indexOf(':');
+        int last = receiptHandle.lastIndexOf(':');
+        if (first == tag.length() && receiptHandle.startsWith(tag) && last > first + 1
+                && last < receiptHandle.length() - 1) {
+            try {
+                long seq = Long.parseLong(receiptHandle, first + 1, last, 16);
+                int delivery = Integer.parseInt(receiptHandle, last + 1, receiptHandle.length(), 10);
+                if (seq >= 0 && delivery >= 1 && receiptHandle.equals(tag + ":" + Long.toHexString(seq) + ":" + delivery)) {
+                    return new Handle(seq, delivery);
+                }
+            } catch (NumberFormatException notOurs) {
+                // refused below
+            }
+        }
+        throw new IllegalArgumentException("'" + receiptHandle + "' is not a receipt handle of mailbox '" + name
+                + "' (a handle of an in-memory mailbox is only good on the mailbox that issued it)");
+    }
+
+    /** @return how many deduplication ids are remembered; for tests of the expiry */
+    int rememberedDeduplicationIds() {
+        lock.lock();
+        try {
+            return dedupById.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return how many deliveries can be found by handle; for tests that nothing is left behind */
+    int deliveriesInFlight() {
+        lock.lock();
+        try {
+            return inFlight.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private record Handle(long seq, int delivery) {
+    }
+
+    private record Dedup(String key, String messageId, long expiresAtNanos) {
+    }
+
+    /**
      * Builds an {@link InMemoryMailbox}. Every setter checks its argument at once. Not thread-safe.
      *
      * @param <T> the body type
@@ -533,11 +905,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
         private @Nullable RedrivePolicy redrivePolicy;
 
         private Builder(String name, @Nullable Codec<T> codec) {
-            Objects.requireNonNull(name, "name");
-            if (name.isBlank()) {
-                throw new IllegalArgumentException("mailbox name must not be blank");
-            }
-            this.name = name;
+            this.name = Limits.requireMailboxName(name, true);
             this.codec = codec;
         }
 

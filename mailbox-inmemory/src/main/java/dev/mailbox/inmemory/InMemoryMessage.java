@@ -7,18 +7,24 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 
-/** One delivery of an in-memory message: a reference to the stored entry plus the delivery number. */
+/**
+ * One delivery of an in-memory message: a reference to the stored entry plus the delivery number, and
+ * the epoch of the fenced view it was received through (0 if none), under which its acknowledge, nack
+ * and extend are fenced.
+ */
 final class InMemoryMessage<T> implements Message<T> {
     private final InMemoryMailbox<T> mailbox;
     private final Entry entry;
     private final int delivery;
     private final Object body;
+    private final long epoch;
 
-    InMemoryMessage(InMemoryMailbox<T> mailbox, Entry entry, int delivery, Object body) {
+    InMemoryMessage(InMemoryMailbox<T> mailbox, Entry entry, int delivery, Object body, long epoch) {
         this.mailbox = mailbox;
         this.entry = entry;
         this.delivery = delivery;
         this.body = body;
+        this.epoch = epoch;
     }
 
     @Override
@@ -53,17 +59,17 @@ final class InMemoryMessage<T> implements Message<T> {
 
     @Override
     public void acknowledge() {
-        mailbox.acknowledge(entry, delivery);
+        mailbox.acknowledge(entry, delivery, epoch);
     }
 
     @Override
     public void nack(Duration visibilityTimeout) {
-        mailbox.nack(entry, delivery, visibilityTimeout);
+        mailbox.nack(entry, delivery, visibilityTimeout, epoch);
     }
 
     @Override
     public void extendVisibility(Duration timeout) {
-        mailbox.extendVisibility(entry, delivery, timeout);
+        mailbox.extendVisibility(entry, delivery, timeout, epoch);
     }
 
     @Override

@@ -1,10 +1,13 @@
 package dev.mailbox.inmemory;
 
 import dev.mailbox.api.Codec;
+import dev.mailbox.api.FencedException;
+import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxUnavailableException;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiptHandleExpiredException;
 import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.SerializationException;
 import dev.mailbox.testkit.CollectingMailbox;
 import dev.mailbox.testkit.FaultInjectingMailbox;
@@ -13,6 +16,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -128,5 +132,85 @@ class FaultInjectingMailboxTest {
         assertThat(m.id()).isEqualTo(id);
         m.acknowledge();
         assertThat(collecting.approximateCount()).isZero();
+    }
+
+    @Test
+    @DisplayName("the handle calls take the wrapper's handles, meet the same faults, and reach the real delivery")
+    void handleCalls() {
+        faulty.sendBatch(List.of("a", "b", "c"));
+        List<Message<String>> got = faulty.receive(ReceiveOptions.defaults().withMaxMessages(3));
+
+        faulty.failNext(Operation.ACKNOWLEDGE, 1);
+        assertThatThrownBy(() -> faulty.acknowledge(got.get(0).receiptHandle()))
+                .isInstanceOf(MailboxUnavailableException.class);
+        assertThat(real.approximateCount()).isEqualTo(3);
+        faulty.acknowledge(got.get(0).receiptHandle());
+        assertThat(real.approximateCount()).isEqualTo(2);
+
+        faulty.nack(got.get(1).receiptHandle(), Duration.ZERO);
+        faulty.extendVisibility(got.get(2).receiptHandle(), Duration.ofMinutes(5));
+        Message<String> again = faulty.receive().get(0);
+        assertThat(again.body()).isEqualTo("b");
+        assertThat(again.deliveryCount()).isEqualTo(2);
+
+        faulty.expire(again);
+        assertThatThrownBy(() -> faulty.acknowledge(again.receiptHandle()))
+                .isInstanceOf(ReceiptHandleExpiredException.class).hasMessageContaining("fault injector");
+        assertThatThrownBy(() -> faulty.acknowledge("not a receipt handle")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    @DisplayName("an injected message can be acknowledged and nacked by its handle too")
+    void injectedByHandle() {
+        FaultInjectingMailbox.InjectedMessage<String> fake = faulty.inject("fake");
+        Message<String> got = faulty.receive().get(0);
+
+        faulty.nack(got.receiptHandle(), Duration.ZERO);
+        faulty.acknowledge(got.receiptHandle());
+
+        assertThat(fake.nacks()).isEqualTo(1);
+        assertThat(fake.acknowledged()).isTrue();
+        assertThat(real.approximateCount()).isZero();
+    }
+
+    @Test
+    @DisplayName("a fenced view shares the faults, and is fenced by the real mailbox")
+    void fencedView() {
+        FaultInjectingMailbox<String> old = faulty.fenced(1);
+        faulty.failNext(Operation.RECEIVE, 1);
+        faulty.send("x");
+        assertThatThrownBy(old::receive).isInstanceOf(MailboxUnavailableException.class);
+        Message<String> held = old.receive().get(0);
+
+        assertThat(faulty.fenced(2).receive()).isEmpty();
+
+        assertThatThrownBy(held::acknowledge).isInstanceOf(FencedException.class);
+        assertThatThrownBy(() -> old.acknowledge(held.receiptHandle())).isInstanceOf(FencedException.class);
+        assertThatThrownBy(old::receive).isInstanceOf(FencedException.class);
+        old.close(); // closes nothing
+        faulty.fenced(2).acknowledge(held.receiptHandle());
+        assertThat(real.approximateCount()).isZero();
+    }
+
+    @Test
+    @DisplayName("a CollectingMailbox records a deduplicated send once, and its fenced views record into the same list")
+    void collectingDeduplicatedAndFenced() {
+        CollectingMailbox<String> collecting = CollectingMailbox.wrapping(real);
+        SendOptions once = SendOptions.defaults().withDeduplicationId("once");
+        String id = collecting.send("x", once);
+        assertThat(collecting.send("x", once)).isEqualTo(id);
+
+        CollectingMailbox<String> view = collecting.fenced(3);
+        view.send("y");
+
+        assertThat(collecting.bodies()).containsExactly("x", "y");
+        assertThat(view.bodies()).containsExactly("x", "y");
+        Message<String> got = view.receive().get(0);
+        assertThat(collecting.fenced(4).receive()).hasSize(1);
+        assertThatThrownBy(got::acknowledge).isInstanceOf(FencedException.class);
+        view.close();
+        assertThat(real.approximateCount()).isEqualTo(2);
+        collecting.acknowledge(got.receiptHandle());
+        assertThat(real.approximateCount()).isEqualTo(1);
     }
 }

@@ -22,7 +22,8 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Random programs of sends, receives, acks, nacks, extends, purges and clock moves, run on an
+ * Random programs of sends, receives, acks, nacks, extends (through the message or by its receipt
+ * handle), purges and clock moves, run on an
  * InMemoryMailbox and on a small reference model written independently of it; after every step the
  * two must agree on what was received (in order, with delivery counts), on which handles were stale,
  * and on the count. jqwik shrinks a failure to a short program.
@@ -42,14 +43,17 @@ class InMemoryMailboxModelTest {
     record Receive(int max, int visibilityTicks) implements Op {
     }
 
-    /** Acts on the delivery at {@code pick} modulo the deliveries seen so far. */
-    record Ack(int pick) implements Op {
+    /**
+     * Acts on the delivery at {@code pick} modulo the deliveries seen so far: through the message, or
+     * through the mailbox with the message's receipt handle ({@code byHandle}), which must agree.
+     */
+    record Ack(int pick, boolean byHandle) implements Op {
     }
 
-    record Nack(int pick, int timeoutTicks) implements Op {
+    record Nack(int pick, int timeoutTicks, boolean byHandle) implements Op {
     }
 
-    record Extend(int pick, int timeoutTicks) implements Op {
+    record Extend(int pick, int timeoutTicks, boolean byHandle) implements Op {
     }
 
     record Advance(int ticks) implements Op {
@@ -66,9 +70,10 @@ class InMemoryMailboxModelTest {
         Arbitrary<Op> send = Arbitraries.integers().between(0, 3).map(d -> d == 1 ? 0 : d).map(Send::new);
         Arbitrary<Op> receive = Combinators.combine(Arbitraries.integers().between(1, 4),
                 Arbitraries.integers().between(1, 4)).as(Receive::new);
-        Arbitrary<Op> ack = pick.map(Ack::new);
-        Arbitrary<Op> nack = Combinators.combine(pick, Arbitraries.integers().between(0, 3)).as(Nack::new);
-        Arbitrary<Op> extend = Combinators.combine(pick, Arbitraries.integers().between(1, 4)).as(Extend::new);
+        Arbitrary<Boolean> byHandle = Arbitraries.of(false, true);
+        Arbitrary<Op> ack = Combinators.combine(pick, byHandle).as(Ack::new);
+        Arbitrary<Op> nack = Combinators.combine(pick, Arbitraries.integers().between(0, 3), byHandle).as(Nack::new);
+        Arbitrary<Op> extend = Combinators.combine(pick, Arbitraries.integers().between(1, 4), byHandle).as(Extend::new);
         Arbitrary<Op> advance = Arbitraries.integers().between(1, 3).map(Advance::new);
         Arbitrary<Op> purge = Arbitraries.just(new Purge());
         Arbitrary<Op> op = Arbitraries.frequencyOf(
@@ -103,19 +108,25 @@ class InMemoryMailboxModelTest {
             } else if (op instanceof Ack a) {
                 if (!realDeliveries.isEmpty()) {
                     int i = a.pick() % realDeliveries.size();
-                    assertThat(succeeded(realDeliveries.get(i)::acknowledge))
+                    Message<String> d = realDeliveries.get(i);
+                    assertThat(succeeded(a.byHandle() ? () -> real.acknowledge(d.receiptHandle()) : d::acknowledge))
                             .isEqualTo(model.ack(modelDeliveries.get(i)));
                 }
             } else if (op instanceof Nack n) {
                 if (!realDeliveries.isEmpty()) {
                     int i = n.pick() % realDeliveries.size();
-                    assertThat(succeeded(() -> realDeliveries.get(i).nack(TICK.multipliedBy(n.timeoutTicks()))))
+                    Message<String> d = realDeliveries.get(i);
+                    Duration t = TICK.multipliedBy(n.timeoutTicks());
+                    assertThat(succeeded(n.byHandle() ? () -> real.nack(d.receiptHandle(), t) : () -> d.nack(t)))
                             .isEqualTo(model.nack(modelDeliveries.get(i), n.timeoutTicks()));
                 }
             } else if (op instanceof Extend e) {
                 if (!realDeliveries.isEmpty()) {
                     int i = e.pick() % realDeliveries.size();
-                    assertThat(succeeded(() -> realDeliveries.get(i).extendVisibility(TICK.multipliedBy(e.timeoutTicks()))))
+                    Message<String> d = realDeliveries.get(i);
+                    Duration t = TICK.multipliedBy(e.timeoutTicks());
+                    assertThat(succeeded(e.byHandle() ? () -> real.extendVisibility(d.receiptHandle(), t)
+                            : () -> d.extendVisibility(t)))
                             .isEqualTo(model.extend(modelDeliveries.get(i), e.timeoutTicks()));
                 }
             } else if (op instanceof Advance adv) {

@@ -1,19 +1,24 @@
 package dev.mailbox.inmemory;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.mailbox.api.Codec;
+import dev.mailbox.api.FencedException;
+import dev.mailbox.api.Limits;
+import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxClosedException;
 import dev.mailbox.api.MailboxUnavailableException;
 import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiptHandleExpiredException;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.RedrivePolicy;
+import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.SerializationException;
+import dev.mailbox.json.JsonCodec;
 import dev.mailbox.testkit.ManualClock;
 import dev.mailbox.testkit.NullMailbox;
 import dev.mailbox.testkit.Threads;
-import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.Nested;
-import org.junit.jupiter.api.Test;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,9 +26,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
 
 /** What the TCK cannot say about InMemoryMailbox: its two modes, its builder and its edge cases. */
 class InMemoryMailboxTest {
@@ -62,7 +67,7 @@ class InMemoryMailboxTest {
         @DisplayName("the receiver gets a copy, not the sender's object")
         void copy() {
             try (InMemoryMailbox<List<String>> m = InMemoryMailbox.builder("copies",
-                    Codec.json(new com.fasterxml.jackson.core.type.TypeReference<List<String>>() { })).build()) {
+                    JsonCodec.of(new com.fasterxml.jackson.core.type.TypeReference<List<String>>() { })).build()) {
                 List<String> body = new ArrayList<>(List.of("a"));
                 m.send(body);
                 body.add("changed after send");
@@ -160,7 +165,7 @@ class InMemoryMailboxTest {
         }
 
         @Test
-        @DisplayName("reports its capabilities: exact, FIFO, stale-detecting, bounded, atomic dead letters")
+        @DisplayName("reports its capabilities: exact, FIFO, stale-detecting, bounded, atomic dead letters and fencing, kept ids")
         void capabilities() {
             try (InMemoryMailbox<String> m = InMemoryMailbox.builder("m", Codec.utf8()).maxMessageBytes(1000).build()) {
                 assertThat(m.capabilities().exactCount()).isTrue();
@@ -169,6 +174,134 @@ class InMemoryMailboxTest {
                 assertThat(m.capabilities().capacity()).isTrue();
                 assertThat(m.capabilities().atomicDeadLetter()).isTrue();
                 assertThat(m.capabilities().maxMessageBytes()).isEqualTo(1000);
+                assertThat(m.capabilities().atomicFencing()).isTrue();
+                assertThat(m.capabilities().durableDeduplication()).isTrue();
+            }
+        }
+    }
+
+    @Nested
+    @DisplayName("handles, fences and deduplication ids")
+    class HandlesFencesIds {
+
+        private final ManualClock clock = new ManualClock();
+
+        private InMemoryMailbox<String> mailbox(String name) {
+            return InMemoryMailbox.builder(name, Codec.utf8()).timeSource(clock).build();
+        }
+
+        @Test
+        @DisplayName("a handle is only good on the mailbox that issued it, and only in the exact form it was issued")
+        void handlesBelongToOneMailbox() {
+            try (InMemoryMailbox<String> one = mailbox("same-name"); InMemoryMailbox<String> two = mailbox("same-name")) {
+                one.send("x");
+                two.send("y");
+                String handle = one.receive().get(0).receiptHandle();
+                two.receive();
+
+                assertThatThrownBy(() -> two.acknowledge(handle)).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining(handle).hasMessageContaining("only good on the mailbox that issued it");
+                String[] parts = handle.split(":");
+                for (String forged : List.of(parts[0] + ":0" + parts[1] + ":" + parts[2], parts[0] + ":" + parts[1] + ":+1",
+                        parts[0] + ":" + parts[1] + ":0", parts[0] + ":" + parts[1], handle + ":1", " " + handle)) {
+                    assertThatThrownBy(() -> one.acknowledge(forged)).as("'%s'", forged)
+                            .isInstanceOf(IllegalArgumentException.class);
+                }
+                assertThatThrownBy(() -> one.acknowledge(parts[0] + ":ff:1")).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("no such message was ever sent");
+                assertThatThrownBy(() -> one.acknowledge(parts[0] + ":" + parts[1] + ":2"))
+                        .isInstanceOf(ReceiptHandleExpiredException.class);
+
+                one.acknowledge(handle);
+                assertThat(one.approximateCount()).isZero();
+                assertThat(two.approximateCount()).isEqualTo(1);
+            }
+        }
+
+        @Test
+        @DisplayName("deliveries leave the handle index when acknowledged, nacked, expired or purged")
+        void handleIndexEmpties() {
+            try (InMemoryMailbox<String> m = mailbox("index")) {
+                m.sendBatch(List.of("a", "b", "c", "d"));
+                List<Message<String>> got = m.receive(ReceiveOptions.defaults().withMaxMessages(4)
+                        .withVisibilityTimeout(Duration.ofSeconds(10)));
+                assertThat(m.deliveriesInFlight()).isEqualTo(4);
+
+                m.acknowledge(got.get(0).receiptHandle());
+                got.get(1).nack(Duration.ofSeconds(5));
+                m.nack(got.get(2).receiptHandle(), Duration.ZERO);
+                assertThat(m.deliveriesInFlight()).isEqualTo(1);
+                clock.advance(Duration.ofSeconds(10));
+                m.send("e"); // touching the mailbox applies the expiry
+                assertThat(m.deliveriesInFlight()).isZero();
+
+                m.receive(ReceiveOptions.defaults().withMaxMessages(10));
+                assertThat(m.deliveriesInFlight()).isEqualTo(4);
+                m.purge();
+                assertThat(m.deliveriesInFlight()).isZero();
+            }
+        }
+
+        @Test
+        @DisplayName("deduplication ids are forgotten once their window ends, so memory stays bounded")
+        void idsExpire() {
+            try (InMemoryMailbox<String> m = mailbox("ids")) {
+                for (int i = 0; i < 1000; i++) {
+                    m.send("x", SendOptions.defaults().withDeduplicationId("id-" + i));
+                }
+                m.sendBatch(List.of("a", "b"), SendOptions.defaults().withDeduplicationId("batch"));
+                assertThat(m.rememberedDeduplicationIds()).isEqualTo(1002);
+
+                clock.advance(Limits.DEDUPLICATION_WINDOW.minusSeconds(1));
+                m.send("later", SendOptions.defaults().withDeduplicationId("later"));
+                assertThat(m.rememberedDeduplicationIds()).isEqualTo(1003);
+                clock.advance(Duration.ofSeconds(1));
+                m.send("y", SendOptions.defaults().withDeduplicationId("id-0"));
+
+                assertThat(m.rememberedDeduplicationIds()).as("'later' and the new 'id-0'").isEqualTo(2);
+                assertThat(m.approximateCount()).isEqualTo(1004);
+            }
+        }
+
+        @Test
+        @DisplayName("a receive waiting under an overtaken epoch is refused as soon as the fence rises, without waiting for a message")
+        void waitingReceiveWokenByFence() throws Exception {
+            try (InMemoryMailbox<String> m = mailbox("fence")) {
+                CompletableFuture<List<Message<String>>> waiting = receiveParked(m.fenced(1), WAIT);
+
+                assertThat(m.fenced(2).receive()).isEmpty();
+
+                assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(FencedException.class);
+                assertThat(clock.nanoTime()).as("no time passed").isZero();
+            }
+        }
+
+        @Test
+        @DisplayName("a view says which epoch it is for, and is a view of the same mailbox")
+        void viewToString() {
+            try (InMemoryMailbox<String> m = mailbox("shown")) {
+                Mailbox<String> view = m.fenced(7);
+                assertThat(view).hasToString("InMemoryMailbox[shown] fenced at epoch 7");
+                assertThat(view.fenced(8)).hasToString("InMemoryMailbox[shown] fenced at epoch 8");
+                assertThat(view.capabilities()).isSameAs(m.capabilities());
+            }
+        }
+
+        @Test
+        @DisplayName("a fenced view's batch acknowledge refuses a message of another mailbox before acknowledging any")
+        void batchOfForeignMessages() {
+            try (InMemoryMailbox<String> m = mailbox("batch"); InMemoryMailbox<String> other = mailbox("other")) {
+                m.send("mine");
+                other.send("theirs");
+                Message<String> mine = m.receive().get(0);
+                Message<String> theirs = other.receive().get(0);
+
+                assertThatThrownBy(() -> m.fenced(1).acknowledgeBatch(List.of(mine, theirs)))
+                        .isInstanceOf(IllegalArgumentException.class);
+
+                assertThat(m.approximateCount()).isEqualTo(1);
+                assertThat(m.fenced(1).acknowledgeBatch(List.of(mine))).isEmpty();
+                assertThat(m.approximateCount()).isZero();
             }
         }
     }
@@ -331,7 +464,7 @@ class InMemoryMailboxTest {
     }
 
     /** Starts a receive on its own thread and returns once that thread is blocked in it. */
-    static <T> CompletableFuture<List<Message<T>>> receiveParked(InMemoryMailbox<T> m, ReceiveOptions options) {
+    static <T> CompletableFuture<List<Message<T>>> receiveParked(Mailbox<T> m, ReceiveOptions options) {
         CompletableFuture<List<Message<T>>> result = new CompletableFuture<>();
         Thread t = new Thread(() -> {
             try {

@@ -6,8 +6,10 @@ import dev.mailbox.api.SendOptions;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -16,6 +18,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * worker replied with. On its own it stores nothing else (receives return nothing, like
  * {@link NullMailbox}); made with {@link #wrapping(Mailbox)} it forwards every call to a real mailbox
  * and records the sends that mailbox accepted. Thread-safe.
+ *
+ * <p>A send that the mailbox deduplicated ({@link SendOptions#withDeduplicationId}: it returned the id
+ * of a message already recorded) is not recorded again, since nothing new was stored. A
+ * {@link #fenced(long) fenced} view records into the same list as the mailbox it came from.
  *
  * <pre>{@code
  * CollectingMailbox<Result> replies = new CollectingMailbox<>("replies");
@@ -41,9 +47,19 @@ public final class CollectingMailbox<T> extends ForwardingMailbox<T> {
     public record Sent<T>(String id, T body, Duration delay, Map<String, String> attributes) {
     }
 
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition added = lock.newCondition();
-    private final List<Sent<T>> sent = new ArrayList<>();
+    /** The record, shared with every fenced view made from this mailbox. */
+    private static final class Log<T> {
+        final ReentrantLock lock = new ReentrantLock();
+        final Condition added = lock.newCondition();
+        final List<Sent<T>> sent = new ArrayList<>();
+        /** The ids in {@link #sent}, to tell a deduplicated send from a new one. */
+        final Set<String> ids = new HashSet<>();
+    }
+
+    private final Log<T> log;
+    private final ReentrantLock lock;
+    private final Condition added;
+    private final List<Sent<T>> sent;
 
     /**
      * A collecting mailbox that keeps nothing but the record.
@@ -55,7 +71,15 @@ public final class CollectingMailbox<T> extends ForwardingMailbox<T> {
     }
 
     private CollectingMailbox(Mailbox<T> delegate) {
+        this(delegate, new Log<>());
+    }
+
+    private CollectingMailbox(Mailbox<T> delegate, Log<T> log) {
         super(delegate);
+        this.log = log;
+        this.lock = log.lock;
+        this.added = log.added;
+        this.sent = log.sent;
     }
 
     /**
@@ -145,6 +169,7 @@ public final class CollectingMailbox<T> extends ForwardingMailbox<T> {
         lock.lock();
         try {
             sent.clear();
+            log.ids.clear();
         } finally {
             lock.unlock();
         }
@@ -169,10 +194,27 @@ public final class CollectingMailbox<T> extends ForwardingMailbox<T> {
         return ids;
     }
 
+    /**
+     * A view of the delegate's {@link Mailbox#fenced fenced} view that records into this mailbox's
+     * list.
+     *
+     * @param epoch the caller's fencing epoch, 1 or more
+     * @return the view; closing it closes nothing
+     * @throws IllegalArgumentException if {@code epoch} is less than 1
+     */
+    @Override
+    public CollectingMailbox<T> fenced(long epoch) {
+        return new CollectingMailbox<>(delegate.fenced(epoch), log);
+    }
+
     private void record(List<Sent<T>> records) {
         lock.lock();
         try {
-            sent.addAll(records);
+            for (Sent<T> s : records) {
+                if (log.ids.add(s.id())) {
+                    sent.add(s);
+                }
+            }
             added.signalAll();
         } finally {
             lock.unlock();

@@ -1,5 +1,6 @@
 package dev.mailbox.testkit;
 
+import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxUnavailableException;
 import dev.mailbox.api.Message;
@@ -21,6 +22,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
@@ -40,7 +42,14 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@link #inject(Object)} and {@link #injectUndecodable(String)}: a synthetic message is
  *       returned first by the next receive.</li>
  * </ul>
- * Thread-safe. Messages returned by this mailbox are wrappers; use them, not the delegate's.
+ * Thread-safe. Messages returned by this mailbox are wrappers; use them, not the delegate's. Their
+ * receipt handles are the wrapper's too, and {@link #acknowledge(String)}, {@link #nack(String, Duration)}
+ * and {@link #extendVisibility(String, Duration)} take them (or a bare handle of the delegate), with
+ * the same faults as the message's own methods.
+ *
+ * <p>A {@link #fenced(long) fenced} view is another fault injector, in front of the delegate's view,
+ * that shares every fault and injected message with this one: faults set on either apply to calls
+ * through both.
  *
  * @param <T> the body type
  */
@@ -52,11 +61,14 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
         SEND,
         /** {@code receive}. */
         RECEIVE,
-        /** {@link Message#acknowledge()}. */
+        /**
+         * {@link Message#acknowledge()} and {@link Mailbox#acknowledge(String)}; an
+         * {@code acknowledgeBatch} acknowledges its messages one by one, each a call of this.
+         */
         ACKNOWLEDGE,
-        /** {@link Message#nack(Duration)}. */
+        /** {@link Message#nack(Duration)} and {@link Mailbox#nack(String, Duration)}. */
         NACK,
-        /** {@link Message#extendVisibility(Duration)}. */
+        /** {@link Message#extendVisibility(Duration)} and {@link Mailbox#extendVisibility(String, Duration)}. */
         EXTEND,
         /** {@code purge}. */
         PURGE,
@@ -64,15 +76,29 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
         COUNT
     }
 
-    private final Map<Operation, Integer> failBefore = new EnumMap<>(Operation.class);
-    private final Map<Operation, Integer> failAfter = new EnumMap<>(Operation.class);
-    private final ArrayDeque<Message<T>> injected = new ArrayDeque<>();
-    private final Set<String> expiredHandles = ConcurrentHashMap.newKeySet();
-    private final List<Message<T>> duplicates = new ArrayList<>();
-    private boolean duplicateNext;
+    /**
+     * Everything a test has set up, shared by a mailbox and its fenced views. It is also their lock:
+     * the fields without a concurrent type are guarded by it.
+     */
+    private static final class Faults<T> {
+        final Map<Operation, Integer> failBefore = new EnumMap<>(Operation.class);
+        final Map<Operation, Integer> failAfter = new EnumMap<>(Operation.class);
+        final ArrayDeque<Message<T>> injected = new ArrayDeque<>();
+        /** Injected messages by their own handle, so the handle calls can find them. */
+        final Map<String, InjectedMessage<T>> injectedByHandle = new ConcurrentHashMap<>();
+        final Set<String> expiredHandles = ConcurrentHashMap.newKeySet();
+        final List<Message<T>> duplicates = new ArrayList<>();
+        boolean duplicateNext;
+    }
 
-    private FaultInjectingMailbox(Mailbox<T> delegate) {
+    /** What the wrapper appends to the delegate's handle: "~" and a UUID, one per delivery. */
+    private static final int HANDLE_SUFFIX_LENGTH = 1 + 36;
+
+    private final Faults<T> faults;
+
+    private FaultInjectingMailbox(Mailbox<T> delegate, Faults<T> faults) {
         super(delegate);
+        this.faults = faults;
     }
 
     /**
@@ -81,7 +107,7 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
      * @return a fault-injecting wrapper around it
      */
     public static <T> FaultInjectingMailbox<T> wrap(Mailbox<T> delegate) {
-        return new FaultInjectingMailbox<>(delegate);
+        return new FaultInjectingMailbox<>(delegate, new Faults<>());
     }
 
     /** @return the wrapped mailbox */
@@ -97,8 +123,10 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
      * @param count     how many, 1 or more
      * @return this mailbox
      */
-    public synchronized FaultInjectingMailbox<T> failNext(Operation operation, int count) {
-        failBefore.merge(Objects.requireNonNull(operation, "operation"), positive(count), Integer::sum);
+    public FaultInjectingMailbox<T> failNext(Operation operation, int count) {
+        synchronized (faults) {
+            faults.failBefore.merge(Objects.requireNonNull(operation, "operation"), positive(count), Integer::sum);
+        }
         return this;
     }
 
@@ -110,8 +138,10 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
      * @param count     how many, 1 or more
      * @return this mailbox
      */
-    public synchronized FaultInjectingMailbox<T> failNextAfterForwarding(Operation operation, int count) {
-        failAfter.merge(Objects.requireNonNull(operation, "operation"), positive(count), Integer::sum);
+    public FaultInjectingMailbox<T> failNextAfterForwarding(Operation operation, int count) {
+        synchronized (faults) {
+            faults.failAfter.merge(Objects.requireNonNull(operation, "operation"), positive(count), Integer::sum);
+        }
         return this;
     }
 
@@ -129,7 +159,7 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
         if (!(d.real instanceof InjectedMessage<T>)) {
             d.real.nack(Duration.ZERO);
         }
-        expiredHandles.add(d.receiptHandle());
+        faults.expiredHandles.add(d.receiptHandle());
     }
 
     /**
@@ -138,8 +168,10 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
      *
      * @return this mailbox
      */
-    public synchronized FaultInjectingMailbox<T> duplicateNextDelivery() {
-        duplicateNext = true;
+    public FaultInjectingMailbox<T> duplicateNextDelivery() {
+        synchronized (faults) {
+            faults.duplicateNext = true;
+        }
         return this;
     }
 
@@ -151,11 +183,7 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
      * @return the synthetic message
      */
     public InjectedMessage<T> inject(T body) {
-        InjectedMessage<T> m = new InjectedMessage<>(Objects.requireNonNull(body, "body"), null, null);
-        synchronized (this) {
-            injected.add(m);
-        }
-        return m;
+        return queue(new InjectedMessage<>(Objects.requireNonNull(body, "body"), null, null));
     }
 
     /**
@@ -178,10 +206,14 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
      * @return the synthetic message
      */
     public InjectedMessage<T> injectUndecodable(String reason, byte @Nullable [] storedBytes) {
-        InjectedMessage<T> m = new InjectedMessage<>(null, Objects.requireNonNull(reason, "reason"),
-                storedBytes == null ? null : storedBytes.clone());
-        synchronized (this) {
-            injected.add(m);
+        return queue(new InjectedMessage<>(null, Objects.requireNonNull(reason, "reason"),
+                storedBytes == null ? null : storedBytes.clone()));
+    }
+
+    private InjectedMessage<T> queue(InjectedMessage<T> m) {
+        faults.injectedByHandle.put(m.receiptHandle(), m);
+        synchronized (faults) {
+            faults.injected.add(m);
         }
         return m;
     }
@@ -201,12 +233,12 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
         Objects.requireNonNull(options, "options");
         before(Operation.RECEIVE);
         List<Message<T>> out = new ArrayList<>();
-        synchronized (this) {
-            while (out.size() < options.maxMessages() && !injected.isEmpty()) {
-                out.add(new Delivery<>(this, injected.poll()));
+        synchronized (faults) {
+            while (out.size() < options.maxMessages() && !faults.injected.isEmpty()) {
+                out.add(new Delivery<>(this, faults.injected.poll()));
             }
-            while (out.size() < options.maxMessages() && !duplicates.isEmpty()) {
-                out.add(new Delivery<>(this, duplicates.remove(0)));
+            while (out.size() < options.maxMessages() && !faults.duplicates.isEmpty()) {
+                out.add(new Delivery<>(this, faults.duplicates.remove(0)));
             }
         }
         if (out.size() < options.maxMessages()) {
@@ -216,16 +248,67 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
             }
             for (Message<T> m : delegate.receive(rest)) {
                 out.add(new Delivery<>(this, m));
-                synchronized (this) {
-                    if (duplicateNext) {
-                        duplicateNext = false;
-                        duplicates.add(m);
+                synchronized (faults) {
+                    if (faults.duplicateNext) {
+                        faults.duplicateNext = false;
+                        faults.duplicates.add(m);
                     }
                 }
             }
         }
         after(Operation.RECEIVE);
         return Collections.unmodifiableList(out);
+    }
+
+    /**
+     * Acknowledges the messages one by one through their own {@link Message#acknowledge()}, so that
+     * each meets the faults set for {@link Operation#ACKNOWLEDGE}; the stale ones are returned.
+     */
+    @Override
+    public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages) {
+        Objects.requireNonNull(messages, "messages");
+        Limits.requireBatchSize(messages.size(), "batch size");
+        List<Message<T>> stale = new ArrayList<>();
+        for (Message<T> m : messages) {
+            try {
+                m.acknowledge();
+            } catch (ReceiptHandleExpiredException e) {
+                stale.add(m);
+            }
+        }
+        return stale;
+    }
+
+    @Override
+    public void acknowledge(String receiptHandle) {
+        byHandle(Operation.ACKNOWLEDGE, receiptHandle, Message::acknowledge, delegate::acknowledge);
+    }
+
+    @Override
+    public void nack(String receiptHandle, Duration visibilityTimeout) {
+        Objects.requireNonNull(visibilityTimeout, "visibilityTimeout");
+        byHandle(Operation.NACK, receiptHandle, m -> m.nack(visibilityTimeout),
+                h -> delegate.nack(h, visibilityTimeout));
+    }
+
+    @Override
+    public void extendVisibility(String receiptHandle, Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        byHandle(Operation.EXTEND, receiptHandle, m -> m.extendVisibility(timeout),
+                h -> delegate.extendVisibility(h, timeout));
+    }
+
+    /**
+     * A fault injector in front of {@code delegate().fenced(epoch)} that shares this one's faults and
+     * injected messages.
+     *
+     * @param epoch the caller's fencing epoch, 1 or more
+     * @return the view; closing it closes nothing
+     * @throws IllegalArgumentException if {@code epoch} is less than 1
+     */
+    @Override
+    public FaultInjectingMailbox<T> fenced(long epoch) {
+        return new FaultInjectingMailbox<>(delegate.fenced(epoch), faults);
     }
 
     @Override
@@ -238,6 +321,43 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
         return around(Operation.COUNT, delegate::approximateCount);
     }
 
+    /**
+     * A handle call: a handle this wrapper expired is stale; otherwise the wrapper's suffix comes off
+     * and the call goes to the injected message with that handle, or else to the delegate.
+     */
+    private void byHandle(Operation op, String receiptHandle, Consumer<InjectedMessage<T>> onInjected,
+                          Consumer<String> onDelegate) {
+        Objects.requireNonNull(receiptHandle, "receiptHandle");
+        around(op, () -> {
+            if (faults.expiredHandles.contains(receiptHandle)) {
+                throw new ReceiptHandleExpiredException(receiptHandle, "receipt handle " + receiptHandle
+                        + " was expired by the fault injector");
+            }
+            String real = unwrapHandle(receiptHandle);
+            InjectedMessage<T> fake = faults.injectedByHandle.get(real);
+            if (fake != null) {
+                onInjected.accept(fake);
+            } else {
+                onDelegate.accept(real);
+            }
+            return null;
+        });
+    }
+
+    /** @return the delegate's handle inside one of ours, or the string itself if it is not one of ours */
+    private static String unwrapHandle(String handle) {
+        int tilde = handle.length() - HANDLE_SUFFIX_LENGTH;
+        if (tilde >= 0 && handle.charAt(tilde) == '~') {
+            try {
+                UUID.fromString(handle.substring(tilde + 1));
+                return handle.substring(0, tilde);
+            } catch (IllegalArgumentException notOurs) {
+                // fall through: a delegate's handle that happens to contain '~'
+            }
+        }
+        return handle;
+    }
+
     /** Runs a forwarded call between the injected failures for its operation. */
     private <R> R around(Operation op, Supplier<R> call) {
         before(op);
@@ -247,30 +367,32 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
     }
 
     private void before(Operation op) {
-        if (take(failBefore, op)) {
+        if (take(faults.failBefore, op)) {
             throw new MailboxUnavailableException("injected failure: " + op + " on mailbox '" + name()
                     + "' did not reach the backend", true, null);
         }
     }
 
     private void after(Operation op) {
-        if (take(failAfter, op)) {
+        if (take(faults.failAfter, op)) {
             throw new MailboxUnavailableException("injected failure: " + op + " on mailbox '" + name()
                     + "' took effect but its reply was lost", true, null);
         }
     }
 
-    private synchronized boolean take(Map<Operation, Integer> faults, Operation op) {
-        Integer left = faults.get(op);
-        if (left == null) {
-            return false;
+    private boolean take(Map<Operation, Integer> counts, Operation op) {
+        synchronized (faults) {
+            Integer left = counts.get(op);
+            if (left == null) {
+                return false;
+            }
+            if (left == 1) {
+                counts.remove(op);
+            } else {
+                counts.put(op, left - 1);
+            }
+            return true;
         }
-        if (left == 1) {
-            faults.remove(op);
-        } else {
-            faults.put(op, left - 1);
-        }
-        return true;
     }
 
     private static int positive(int count) {
@@ -340,7 +462,7 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
 
         private void forward(Operation op, Runnable call) {
             owner.around(op, () -> {
-                if (owner.expiredHandles.contains(handle)) {
+                if (owner.faults.expiredHandles.contains(handle)) {
                     throw new ReceiptHandleExpiredException(handle, "receipt handle " + handle
                             + " was expired by the fault injector");
                 }

@@ -6,10 +6,15 @@ import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.SendOptions;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
-/** A mailbox that forwards every call to another; the test doubles override what they change. */
+/**
+ * A mailbox that forwards every call to another; the test doubles override what they change.
+ * {@link #fenced(long)} is left to each subclass: forwarding it would hand out the delegate's view and
+ * lose the double's behaviour, so a subclass wraps the delegate's view in another of itself instead.
+ */
 abstract class ForwardingMailbox<T> implements Mailbox<T> {
 
     final Mailbox<T> delegate;
@@ -37,6 +42,33 @@ abstract class ForwardingMailbox<T> implements Mailbox<T> {
     public List<Message<T>> receive(ReceiveOptions options) {
         return delegate.receive(options);
     }
+
+    @Override
+    public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages) {
+        return delegate.acknowledgeBatch(messages);
+    }
+
+    @Override
+    public void acknowledge(String receiptHandle) {
+        delegate.acknowledge(receiptHandle);
+    }
+
+    @Override
+    public void nack(String receiptHandle, Duration visibilityTimeout) {
+        delegate.nack(receiptHandle, visibilityTimeout);
+    }
+
+    @Override
+    public void extendVisibility(String receiptHandle, Duration timeout) {
+        delegate.extendVisibility(receiptHandle, timeout);
+    }
+
+    /**
+     * @param epoch the caller's fencing epoch, 1 or more
+     * @return a double of the same kind, sharing this one's state, in front of {@code delegate.fenced(epoch)}
+     */
+    @Override
+    public abstract Mailbox<T> fenced(long epoch);
 
     @Override
     public long purge() {

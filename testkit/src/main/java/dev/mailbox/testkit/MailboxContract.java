@@ -1,11 +1,17 @@
 package dev.mailbox.testkit;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import com.fasterxml.jackson.core.type.TypeReference;
 import dev.mailbox.api.Codec;
+import dev.mailbox.api.FencedException;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxCapabilities;
 import dev.mailbox.api.MailboxClosedException;
+import dev.mailbox.api.MailboxException;
 import dev.mailbox.api.MailboxFullException;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.MessageTooLargeException;
@@ -14,12 +20,7 @@ import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.SerializationException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.Nested;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
+import dev.mailbox.json.JsonCodec;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -38,16 +39,21 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatCode;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.fail;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The Mailbox compatibility kit: the contract of {@link Mailbox} and {@link Message} as tests. A
@@ -63,7 +69,33 @@ import static org.assertj.core.api.Assertions.fail;
  * }</pre>
  *
  * <p>Where backends may differ the tests read the mailbox's {@link MailboxCapabilities} and check
- * the rule the backend declares, so no test is skipped.
+ * the rule the backend declares. A test is skipped only where a backend declares it cannot do what
+ * the test needs (or does not implement an optional hook), and then with a message saying why; JUnit
+ * reports it as skipped, never as passed.
+ *
+ * <h2>What each group needs</h2>
+ * <ul>
+ *   <li><b>Acting by receipt handle</b> ({@link Mailbox#acknowledge(String)}, {@link Mailbox#nack(String,
+ *       Duration)}, {@link Mailbox#extendVisibility(String, Duration)}): a stale handle is refused with
+ *       {@link ReceiptHandleExpiredException} exactly as the message's own methods are (acknowledge only
+ *       where {@link MailboxCapabilities#detectsStaleAcknowledge()}; nack and extend always). The
+ *       strings {@code ""} and {@code "not a receipt handle"} must be refused with
+ *       {@link IllegalArgumentException}, so a backend whose handles are opaque needs at least a
+ *       syntactic check. The test that a handle works from another object of the same queue needs
+ *       {@link #reopen(MailboxSpec)}.</li>
+ *   <li><b>Fencing</b> ({@link Mailbox#fenced(long)}): every backend, through one mailbox object. A
+ *       receive under any accepted epoch raises the fence, even if it finds nothing. Two tests need
+ *       {@link MailboxCapabilities#atomicFencing()}: a receive already waiting when the fence rises must
+ *       not take a message afterwards (it throws {@link FencedException} or returns empty), and a fence
+ *       raised through one object refuses calls through another (this one also needs
+ *       {@link #reopen(MailboxSpec)}).</li>
+ *   <li><b>Deduplication</b> ({@link SendOptions#withDeduplicationId(String)}): every backend, through
+ *       one mailbox object, including batches (message {@code i} under {@code id/i}) and concurrent
+ *       senders. The test that the id is forgotten after {@link Limits#DEDUPLICATION_WINDOW} runs only
+ *       where {@link #hasManualClock()}; the cross-object test needs
+ *       {@link MailboxCapabilities#durableDeduplication()} and {@link #reopen(MailboxSpec)}; the test
+ *       that a duplicate needs no room needs {@link MailboxCapabilities#capacity()}.</li>
+ * </ul>
  *
  * <p><b>Time.</b> Tests that need time to pass call {@link #elapse(Duration)}: by default it sleeps
  * (a real server keeps its own time), while a backend on a manual clock overrides it to move the
@@ -211,6 +243,35 @@ public abstract class MailboxContract {
         mailbox.close();
     }
 
+    /**
+     * Opens another mailbox object on the queue that {@link #createMailbox(MailboxSpec)} made for
+     * {@code spec}, as a second process (or the same one after a restart) would: a separate object with
+     * its own resources, sharing the queue's messages, receipt handles, fence and deduplication ids as
+     * far as the backend keeps them with the messages. Closing either object must not close the other.
+     * The kit calls it after {@code createMailbox(spec)} and destroys what it returns after the test, like
+     * the first object.
+     *
+     * <p>The default returns empty: the tests that need a second object are then skipped, saying so.
+     * Redis and SQS build a second mailbox of the same name on the same server.
+     *
+     * @param spec the spec the queue was created with
+     * @param <T>  the body type
+     * @return a second object on the same queue, or empty if the backend cannot open one
+     */
+    protected <T> Optional<Mailbox<T>> reopen(MailboxSpec<T> spec) {
+        return Optional.empty();
+    }
+
+    /**
+     * Whether {@link #elapse(Duration)} moves a manual clock rather than sleeping. Tests that need a long
+     * span of the backend's time (the five-minute {@link Limits#DEDUPLICATION_WINDOW}) run only then.
+     *
+     * @return the default, false
+     */
+    protected boolean hasManualClock() {
+        return false;
+    }
+
     @AfterEach
     void destroyMailboxes() throws InterruptedException {
         for (Mailbox<?> m : created) {
@@ -232,6 +293,20 @@ public abstract class MailboxContract {
         Mailbox<T> m = createMailbox(spec);
         created.add(m);
         return m;
+    }
+
+    /**
+     * @param spec the spec a mailbox was created with
+     * @param <T>  the body type
+     * @return a second object on its queue, destroyed after the test; the test is skipped, saying why,
+     *         if the backend does not provide one
+     */
+    private <T> Mailbox<T> secondObject(MailboxSpec<T> spec) {
+        Optional<Mailbox<T>> other = reopen(spec);
+        Assumptions.assumeTrue(other.isPresent(), () -> getClass().getSimpleName() + " does not override"
+                + " reopen(MailboxSpec), so no second mailbox object on the same queue can be opened");
+        created.add(other.get());
+        return other.get();
     }
 
     /** @return a fresh mailbox of strings with the kit's codec */
@@ -326,6 +401,26 @@ public abstract class MailboxContract {
         }
     }
 
+    /** Asserts that a call is refused by the fence, with the exception the contract promises. */
+    private static void assertFenced(ThrowingCallable call, Mailbox<?> m, long epoch, long fence) {
+        assertThatThrownBy(call).as("a call under epoch %d after epoch %d was used", epoch, fence)
+                .isInstanceOf(FencedException.class)
+                .isInstanceOf(MailboxException.class)
+                .hasMessageContaining(m.name())
+                .hasMessageContaining("epoch " + epoch)
+                .hasMessageContaining("epoch " + fence)
+                .satisfies(e -> {
+                    FencedException f = (FencedException) e;
+                    assertThat(f.epoch()).as("refused epoch").isEqualTo(epoch);
+                    assertThat(f.fence()).as("fence").isEqualTo(fence);
+                    assertThat(f.isRetryable()).as("retryable").isFalse();
+                });
+    }
+
+    private static SendOptions deduplicated(String id) {
+        return SendOptions.defaults().withDeduplicationId(id);
+    }
+
     /** A receive running on its own thread. */
     private record Pending<T>(Thread thread, CompletableFuture<List<Message<T>>> result) {
         List<Message<T>> await() {
@@ -368,7 +463,7 @@ public abstract class MailboxContract {
         @Test
         @DisplayName("a typed body and its attributes arrive exactly as sent")
         void typedRoundTrip() {
-            Mailbox<Order> m = newMailbox(MailboxSpec.of(uniqueName("orders"), Codec.json(Order.class)));
+            Mailbox<Order> m = newMailbox(MailboxSpec.of(uniqueName("orders"), JsonCodec.of(Order.class)));
             Order order = sampleOrder("o-1");
             m.send(order, SendOptions.defaults().withAttribute("tenant", "acme").withAttribute("trace-id", "t.1"));
 
@@ -382,7 +477,7 @@ public abstract class MailboxContract {
         @DisplayName("a generic body such as List<Order> arrives as sent")
         void genericRoundTrip() {
             Mailbox<List<Order>> m = newMailbox(MailboxSpec.of(uniqueName("order-lists"),
-                    Codec.json(new TypeReference<List<Order>>() { })));
+                    JsonCodec.of(new TypeReference<List<Order>>() { })));
             List<Order> orders = List.of(sampleOrder("a"), sampleOrder("b"));
             m.send(orders);
 
@@ -1142,6 +1237,51 @@ public abstract class MailboxContract {
     }
 
     @Nested
+    @DisplayName("names")
+    class Names {
+
+        private String named(String prefix, int length) {
+            String base = uniqueName(prefix);
+            return base + "x".repeat(Math.max(0, length - base.length()));
+        }
+
+        @Test
+        @DisplayName("a portable name (80 characters of A-Z a-z 0-9 _ -) works on every backend")
+        void portable() {
+            String name = named("portable-", Limits.MAX_NAME_LENGTH);
+            assertThat(Limits.mailboxNameProblem(name, false)).isNull();
+            Mailbox<String> m = newMailbox(MailboxSpec.of(name, TEXT));
+            assertThat(m.name()).isEqualTo(name);
+            m.send("hello");
+            assertThat(receiveOne(m).body()).isEqualTo("hello");
+        }
+
+        @Test
+        @DisplayName("'.' and '@' work exactly where the backend declares extended names, and are refused elsewhere")
+        void extended() {
+            String name = uniqueName("dotted.name") + "@n1";
+            if (newTextMailbox().capabilities().extendedNames()) {
+                Mailbox<String> m = newMailbox(MailboxSpec.of(name, TEXT));
+                m.send("hello");
+                assertThat(receiveOne(m).body()).isEqualTo("hello");
+            } else {
+                assertThatThrownBy(() -> newMailbox(MailboxSpec.of(name, TEXT)))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("mailbox name must be");
+            }
+        }
+
+        @Test
+        @DisplayName("names outside the rule are refused when the mailbox is built, naming the rule")
+        void refused() {
+            for (String bad : List.of("", "has space", "slash/name", "brace{x}", "é",
+                    named("too-long-", Limits.MAX_EXTENDED_NAME_LENGTH + 1))) {
+                assertThatThrownBy(() -> newMailbox(MailboxSpec.of(bad, TEXT))).as("name '%s'", bad)
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("mailbox name must be");
+            }
+        }
+    }
+
+    @Nested
     @DisplayName("bad input")
     class BadInput {
 
@@ -1476,6 +1616,703 @@ public abstract class MailboxContract {
             assertThatThrownBy(m::purge).isInstanceOf(MailboxClosedException.class);
             assertThatThrownBy(got::acknowledge).isInstanceOf(MailboxClosedException.class)
                     .matches(e -> !((MailboxClosedException) e).isRetryable());
+        }
+    }
+
+    @Nested
+    @DisplayName("acting by receipt handle")
+    class ByHandle {
+
+        @Test
+        @DisplayName("acknowledge(handle) deletes the delivery: the count drops and it is never delivered again")
+        void acknowledge() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> got = receiveOne(m, ticks(2));
+
+            m.acknowledge(got.receiptHandle());
+
+            assertCount(m, 0);
+            elapse(ticks(2));
+            assertNothingVisible(m);
+            assertStaleAcknowledge(m, got);
+            assertCount(m, 0);
+        }
+
+        @Test
+        @DisplayName("the handle of a deleted delivery (acknowledged or purged) is stale, not unknown")
+        void staleAfterDelete() {
+            Mailbox<String> m = newTextMailbox();
+            m.sendBatch(List.of("acked", "purged"));
+            Map<String, String> handles = receiveAll(m, 2, LONG).stream()
+                    .collect(Collectors.toMap(Message::body, Message::receiptHandle));
+            m.acknowledge(handles.get("acked"));
+            m.purge();
+
+            for (String handle : handles.values()) {
+                assertThatThrownBy(() -> m.nack(handle, Duration.ZERO)).as("nack(%s)", handle)
+                        .isInstanceOf(ReceiptHandleExpiredException.class);
+                assertThatThrownBy(() -> m.extendVisibility(handle, LONG)).as("extendVisibility(%s)", handle)
+                        .isInstanceOf(ReceiptHandleExpiredException.class);
+                if (m.capabilities().detectsStaleAcknowledge()) {
+                    assertThatThrownBy(() -> m.acknowledge(handle)).as("acknowledge(%s)", handle)
+                            .isInstanceOf(ReceiptHandleExpiredException.class);
+                }
+            }
+            assertCount(m, 0);
+            assertNothingVisible(m);
+        }
+
+        @Test
+        @DisplayName("nack(handle, 0) makes the message visible again at once, its delivery count kept, the handle stale")
+        void nackNow() {
+            Mailbox<String> m = newTextMailbox();
+            String id = m.send("x");
+            Message<String> got = receiveOne(m);
+
+            m.nack(got.receiptHandle(), Duration.ZERO);
+
+            Message<String> again = receiveOne(m);
+            assertThat(again.id()).isEqualTo(id);
+            assertThat(again.body()).isEqualTo("x");
+            assertThat(again.deliveryCount()).isEqualTo(2);
+            assertThatThrownBy(() -> m.extendVisibility(got.receiptHandle(), LONG))
+                    .isInstanceOf(ReceiptHandleExpiredException.class);
+        }
+
+        @Test
+        @DisplayName("nack(handle, t) hides the message for t")
+        void nackLater() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> got = receiveOne(m);
+
+            m.nack(got.receiptHandle(), ticks(3));
+
+            elapse(tick());
+            assertNothingVisible(m);
+            elapse(ticks(2));
+            assertThat(receiveOne(m).deliveryCount()).isEqualTo(2);
+        }
+
+        @Test
+        @DisplayName("extendVisibility(handle, t) keeps the message invisible past its original timeout, the handle current")
+        void extend() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> got = receiveOne(m, ticks(2));
+
+            m.extendVisibility(got.receiptHandle(), ticks(8));
+
+            elapse(ticks(3));
+            assertNothingVisible(m);
+            assertThatCode(() -> m.acknowledge(got.receiptHandle())).doesNotThrowAnyException();
+            assertCount(m, 0);
+        }
+
+        @Test
+        @DisplayName("the handle of a redelivered message is stale: nack and extend are refused, acknowledge where the backend can tell, and nothing changes")
+        void staleAfterRedelivery() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> first = receiveOne(m, tick());
+            elapse(tick());
+            Message<String> second = receiveOne(m);
+            String stale = first.receiptHandle();
+
+            if (m.capabilities().detectsStaleAcknowledge()) {
+                assertThatThrownBy(() -> m.acknowledge(stale)).isInstanceOf(ReceiptHandleExpiredException.class)
+                        .hasMessageContaining(stale)
+                        .satisfies(e -> assertThat(((ReceiptHandleExpiredException) e).receiptHandle()).isEqualTo(stale));
+            } else {
+                try {
+                    m.acknowledge(stale);
+                } catch (ReceiptHandleExpiredException refused) {
+                    // detected this time; allowed
+                }
+            }
+            assertThatThrownBy(() -> m.nack(stale, Duration.ZERO)).isInstanceOf(ReceiptHandleExpiredException.class);
+            assertThatThrownBy(() -> m.extendVisibility(stale, LONG)).isInstanceOf(ReceiptHandleExpiredException.class);
+
+            assertCount(m, 1);
+            assertNothingVisible(m);
+            assertThatCode(() -> m.acknowledge(second.receiptHandle())).doesNotThrowAnyException();
+            assertCount(m, 0);
+        }
+
+        @Test
+        @DisplayName("once the visibility timeout ends a handle is stale, even before any redelivery")
+        void staleAfterExpiry() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            String handle = receiveOne(m, tick()).receiptHandle();
+            elapse(tick());
+
+            assertThatThrownBy(() -> m.extendVisibility(handle, LONG)).isInstanceOf(ReceiptHandleExpiredException.class);
+            assertThatThrownBy(() -> m.nack(handle, LONG)).isInstanceOf(ReceiptHandleExpiredException.class);
+            if (m.capabilities().detectsStaleAcknowledge()) {
+                assertThatThrownBy(() -> m.acknowledge(handle)).isInstanceOf(ReceiptHandleExpiredException.class);
+                assertCount(m, 1);
+            }
+            assertThat(receiveOne(m).deliveryCount()).isEqualTo(2);
+        }
+
+        @Test
+        @DisplayName("a string that is not a handle of this backend is refused with IllegalArgumentException, null with NullPointerException")
+        void notAHandle() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> got = receiveOne(m);
+
+            for (String bad : List.of("", "not a receipt handle")) {
+                assertThatThrownBy(() -> m.acknowledge(bad)).as("acknowledge('%s')", bad)
+                        .isInstanceOf(IllegalArgumentException.class);
+                assertThatThrownBy(() -> m.nack(bad, Duration.ZERO)).as("nack('%s')", bad)
+                        .isInstanceOf(IllegalArgumentException.class);
+                assertThatThrownBy(() -> m.extendVisibility(bad, LONG)).as("extendVisibility('%s')", bad)
+                        .isInstanceOf(IllegalArgumentException.class);
+            }
+            assertThatThrownBy(() -> m.acknowledge(null)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> m.nack(null, Duration.ZERO)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> m.extendVisibility(null, LONG)).isInstanceOf(NullPointerException.class);
+
+            // the refused calls changed nothing
+            assertNothingVisible(m);
+            assertThatCode(got::acknowledge).doesNotThrowAnyException();
+        }
+
+        @Test
+        @DisplayName("timeouts outside 0 to 12 hours are refused, naming the range, and change nothing")
+        void timeoutRange() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> got = receiveOne(m);
+            String handle = got.receiptHandle();
+
+            assertThatThrownBy(() -> m.nack(handle, Duration.ofHours(13)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("12 hours");
+            assertThatThrownBy(() -> m.extendVisibility(handle, Duration.ofMillis(-1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("12 hours");
+
+            assertNothingVisible(m);
+            assertThatCode(() -> m.acknowledge(handle)).doesNotThrowAnyException();
+        }
+
+        @Test
+        @DisplayName("after close the handle calls throw MailboxClosedException")
+        void closedHandles() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            String handle = receiveOne(m).receiptHandle();
+            m.close();
+
+            assertThatThrownBy(() -> m.acknowledge(handle)).isInstanceOf(MailboxClosedException.class);
+            assertThatThrownBy(() -> m.nack(handle, Duration.ZERO)).isInstanceOf(MailboxClosedException.class);
+            assertThatThrownBy(() -> m.extendVisibility(handle, LONG)).isInstanceOf(MailboxClosedException.class);
+        }
+
+        @Test
+        @DisplayName("a handle works from a second mailbox object on the same queue, both ways")
+        void fromAnotherObject() {
+            MailboxSpec<String> spec = MailboxSpec.of(uniqueName("shared"), TEXT);
+            Mailbox<String> m = newMailbox(spec);
+            Mailbox<String> other = secondObject(spec);
+            m.sendBatch(List.of("ack", "nack", "extend"));
+            Map<String, Message<String>> got = receiveAll(m, 3, ticks(2)).stream()
+                    .collect(Collectors.toMap(Message::body, msg -> msg));
+            assertThat(got).containsOnlyKeys("ack", "nack", "extend");
+
+            other.acknowledge(got.get("ack").receiptHandle());
+            other.nack(got.get("nack").receiptHandle(), Duration.ZERO);
+            other.extendVisibility(got.get("extend").receiptHandle(), LONG);
+
+            Message<String> again = receiveOne(other);
+            assertThat(again.body()).isEqualTo("nack");
+            assertThat(again.deliveryCount()).isEqualTo(2);
+            elapse(ticks(2));
+            assertNothingVisible(m);
+            m.acknowledge(again.receiptHandle());
+            m.acknowledge(got.get("extend").receiptHandle());
+            assertCount(m, 0);
+            assertCount(other, 0);
+        }
+    }
+
+    @Nested
+    @DisplayName("fencing")
+    class Fencing {
+
+        @Test
+        @DisplayName("once fenced(2) has received, fenced(1) is refused with FencedException(1, 2) and receives nothing")
+        void lowerEpochRefused() {
+            Mailbox<String> m = newTextMailbox();
+            m.sendBatch(List.of("a", "b"));
+            Mailbox<String> first = m.fenced(1);
+            Mailbox<String> second = m.fenced(2);
+            receiveOne(first);
+            receiveOne(second);
+            m.send("c");
+            assertCount(m, 3);
+
+            assertFenced(() -> first.receive(visibility(LONG).withMaxMessages(10).withWaitTime(patience())), m, 1, 2);
+
+            Message<String> c = receiveOne(second);
+            assertThat(c.body()).isEqualTo("c");
+            assertThat(c.deliveryCount()).as("the refused receive did not take it").isEqualTo(1);
+            assertCount(m, 3);
+        }
+
+        @Test
+        @DisplayName("a receive that finds nothing still raises the fence")
+        void emptyReceiveRaises() {
+            Mailbox<String> m = newTextMailbox();
+            assertThat(m.fenced(3).receive()).isEmpty();
+            assertThat(m.fenced(5).receive()).isEmpty();
+
+            assertFenced(() -> m.fenced(3).receive(), m, 3, 5);
+            assertFenced(() -> m.fenced(4).receive(), m, 4, 5);
+        }
+
+        @Test
+        @DisplayName("the same epoch again, from a new view too, and any higher epoch are accepted")
+        void sameAndHigherAccepted() {
+            Mailbox<String> m = newTextMailbox();
+            m.sendBatch(List.of("a", "b", "c", "d"));
+            Mailbox<String> three = m.fenced(3);
+
+            receiveOne(three);
+            receiveOne(three);
+            receiveOne(m.fenced(3));
+            Message<String> byTen = receiveOne(m.fenced(10));
+
+            assertFenced(() -> three.receive(), m, 3, 10);
+            assertThat(m.fenced(10).acknowledgeBatch(List.of(byTen))).as("stale in the batch").isEmpty();
+            assertCount(m, 3);
+            assertThatCode(() -> m.fenced(10).receive()).doesNotThrowAnyException();
+            assertThat(m.fenced(11).receive()).isEmpty();
+            assertFenced(() -> m.fenced(10).receive(), m, 10, 11);
+        }
+
+        @Test
+        @DisplayName("a message received under an overtaken epoch cannot be acknowledged, nacked or extended, itself or by handle, and nothing changes")
+        void overtakenDeliveryRefused() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Mailbox<String> old = m.fenced(1);
+            Message<String> held = receiveOne(old, ticks(4));
+            Mailbox<String> current = m.fenced(2);
+            assertNothingVisible(current); // an accepted receive under epoch 2 raises the fence
+            String handle = held.receiptHandle();
+
+            assertFenced(held::acknowledge, m, 1, 2);
+            assertFenced(() -> old.acknowledge(handle), m, 1, 2);
+            assertFenced(() -> old.acknowledgeBatch(List.of(held)), m, 1, 2);
+            assertFenced(held::nack, m, 1, 2);
+            assertFenced(() -> old.nack(handle, Duration.ZERO), m, 1, 2);
+            assertFenced(() -> held.extendVisibility(LONG), m, 1, 2);
+            assertFenced(() -> old.extendVisibility(handle, LONG), m, 1, 2);
+
+            assertCount(m, 1);             // not acknowledged
+            assertNothingVisible(current); // not nacked: still in flight
+            elapse(ticks(4));              // not extended: it comes back when its own timeout ends
+            Message<String> again = receiveOne(current);
+            assertThat(again.body()).isEqualTo("x");
+            assertThat(again.deliveryCount()).isEqualTo(2);
+        }
+
+        @Test
+        @DisplayName("calls refused by the fence leave the delivery current: the new holder can settle it by handle")
+        void refusedLeavesDeliveryCurrent() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("x");
+            Message<String> held = receiveOne(m.fenced(1));
+            Mailbox<String> current = m.fenced(2);
+            assertNothingVisible(current);
+            assertFenced(held::acknowledge, m, 1, 2);
+            assertFenced(() -> held.extendVisibility(Duration.ZERO), m, 1, 2);
+
+            assertThatCode(() -> current.extendVisibility(held.receiptHandle(), LONG)).doesNotThrowAnyException();
+            assertThatCode(() -> current.acknowledge(held.receiptHandle())).doesNotThrowAnyException();
+            assertCount(m, 0);
+        }
+
+        @Test
+        @DisplayName("sends, batch sends, counts and purges through an overtaken view are not fenced")
+        void sendsNotFenced() {
+            Mailbox<String> m = newTextMailbox();
+            Mailbox<String> old = m.fenced(1);
+            assertThat(m.fenced(2).receive()).isEmpty();
+
+            String id = old.send("one");
+            List<String> ids = old.sendBatch(List.of("two", "three"));
+            assertCount(old, 3);
+            Message<String> got = receiveOne(m.fenced(2));
+            assertThat(List.of(id, ids.get(0), ids.get(1))).contains(got.id());
+
+            long purged = old.purge();
+            assertThat(purged).isBetween(0L, 3L);
+            if (m.capabilities().exactCount()) {
+                assertThat(purged).isEqualTo(3);
+            }
+            assertCount(m, 0);
+        }
+
+        @Test
+        @DisplayName("calls on the mailbox itself are never fenced, even on a delivery received through an overtaken view")
+        void mailboxItselfNotFenced() {
+            Mailbox<String> m = newTextMailbox();
+            m.send("a");
+            Message<String> held = receiveOne(m.fenced(1));
+            assertNothingVisible(m.fenced(2));
+            m.send("b");
+
+            Message<String> b = receiveOne(m);
+            assertThat(b.body()).isEqualTo("b");
+            assertThatCode(b::acknowledge).doesNotThrowAnyException();
+            assertThatCode(() -> m.extendVisibility(held.receiptHandle(), LONG)).doesNotThrowAnyException();
+            assertThatCode(() -> m.acknowledge(held.receiptHandle())).doesNotThrowAnyException();
+            assertCount(m, 0);
+        }
+
+        @Test
+        @DisplayName("fenced(0) and negative epochs are refused with IllegalArgumentException")
+        void epochRange() {
+            Mailbox<String> m = newTextMailbox();
+            for (long bad : new long[] {0, -1, Long.MIN_VALUE}) {
+                assertThatThrownBy(() -> m.fenced(bad)).as("fenced(%d)", bad).isInstanceOf(IllegalArgumentException.class);
+            }
+            assertThat(m.fenced(1).receive()).isEmpty();
+        }
+
+        @Test
+        @DisplayName("a view has the mailbox's name and capabilities, and closing it closes nothing")
+        void viewClose() {
+            Mailbox<String> m = newTextMailbox();
+            Mailbox<String> view = m.fenced(1);
+            assertThat(view.name()).isEqualTo(m.name());
+            assertThat(view.capabilities().toString()).isEqualTo(m.capabilities().toString());
+
+            view.close();
+
+            m.send("x");
+            Message<String> got = receiveOne(view);
+            assertThat(got.body()).isEqualTo("x");
+            got.acknowledge();
+            assertCount(m, 0);
+        }
+
+        @Test
+        @DisplayName("a view of a closed mailbox throws MailboxClosedException")
+        void viewOfClosed() {
+            Mailbox<String> m = newTextMailbox();
+            Mailbox<String> view = m.fenced(1);
+            m.close();
+
+            assertThatThrownBy(() -> view.receive()).isInstanceOf(MailboxClosedException.class);
+            assertThatThrownBy(() -> view.send("x")).isInstanceOf(MailboxClosedException.class);
+        }
+
+        @Test
+        @DisplayName("a receive waiting under an epoch that is overtaken meanwhile does not take the next message")
+        void waitingReceiveFenced() throws Exception {
+            Mailbox<String> m = newTextMailbox();
+            Assumptions.assumeTrue(m.capabilities().atomicFencing(), "the backend declares atomicFencing()=false:"
+                    + " its fence is checked when a call starts, so a receive already waiting cannot be refused");
+            Pending<String> pending = receiveInBackground(m.fenced(1), visibility(LONG).withWaitTime(LONG_WAIT));
+
+            assertNothingVisible(m.fenced(2));
+            m.send("x");
+
+            try {
+                assertThat(pending.result().get(REAL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS))
+                        .as("what the overtaken receive returned").isEmpty();
+            } catch (ExecutionException e) {
+                assertFenced(() -> {
+                    throw e.getCause();
+                }, m, 1, 2);
+            }
+            Message<String> x = receiveOne(m.fenced(2));
+            assertThat(x.body()).isEqualTo("x");
+            assertThat(x.deliveryCount()).isEqualTo(1);
+        }
+
+        @Test
+        @DisplayName("a fence raised through one mailbox object refuses calls through another on the same queue")
+        void fenceAcrossObjects() {
+            MailboxSpec<String> spec = MailboxSpec.of(uniqueName("fenced"), TEXT);
+            Mailbox<String> m = newMailbox(spec);
+            Assumptions.assumeTrue(m.capabilities().atomicFencing(), "the backend declares atomicFencing()=false:"
+                    + " each mailbox object keeps its own fence");
+            Mailbox<String> other = secondObject(spec);
+            m.sendBatch(List.of("a", "b"));
+            Message<String> held = receiveOne(m.fenced(1));
+
+            receiveOne(other.fenced(2));
+
+            assertFenced(() -> m.fenced(1).receive(), m, 1, 2);
+            assertFenced(held::acknowledge, m, 1, 2);
+            assertFenced(() -> m.fenced(1).acknowledge(held.receiptHandle()), m, 1, 2);
+            assertCount(m, 2);
+
+            assertThat(m.fenced(3).receive()).isEmpty();
+            assertFenced(() -> other.fenced(2).receive(), other, 2, 3);
+        }
+
+        @Test
+        @DisplayName("racing receivers under different epochs: once a call under an epoch has returned, no later call under a lower one is accepted")
+        void racingEpochs() throws Exception {
+            Mailbox<String> m = newTextMailbox();
+            for (int i = 0; i < 30; i += 10) {
+                int from = i;
+                m.sendBatch(IntStream.range(from, from + 10).mapToObj(j -> "m" + j).toList());
+            }
+            assertCount(m, 30);
+            record Call(long epoch, long start, long end, boolean accepted, List<String> bodies) {
+            }
+            int epochs = 6;
+            int callsEach = 15;
+            AtomicLong order = new AtomicLong(); // a logical clock: start and end of every call
+            List<Call> calls = new CopyOnWriteArrayList<>();
+            List<String> problems = new CopyOnWriteArrayList<>();
+            CountDownLatch go = new CountDownLatch(1);
+            List<Thread> threads = new ArrayList<>();
+            for (int e = 1; e <= epochs; e++) {
+                long epoch = e;
+                Mailbox<String> view = m.fenced(epoch);
+                threads.add(new Thread(() -> {
+                    try {
+                        go.await();
+                    } catch (InterruptedException ie) {
+                        return;
+                    }
+                    for (int i = 0; i < callsEach; i++) {
+                        long start = order.incrementAndGet();
+                        try {
+                            List<String> bodies = view.receive(visibility(LONG)).stream().map(Message::body).toList();
+                            calls.add(new Call(epoch, start, order.incrementAndGet(), true, bodies));
+                        } catch (FencedException f) {
+                            calls.add(new Call(epoch, start, order.incrementAndGet(), false, List.of()));
+                            if (f.epoch() != epoch || f.fence() <= epoch) {
+                                problems.add("epoch " + epoch + " refused with " + f.getMessage());
+                            }
+                        } catch (RuntimeException other) {
+                            problems.add("epoch " + epoch + ": " + other);
+                        }
+                    }
+                }, "tck-epoch-" + epoch));
+            }
+            threads.forEach(Thread::start);
+            go.countDown();
+            for (Thread t : threads) {
+                t.join(REAL_TIMEOUT.toMillis() * 2);
+                assertThat(t.isAlive()).as("%s finished", t.getName()).isFalse();
+            }
+
+            assertThat(problems).isEmpty();
+            assertThat(calls).hasSize(epochs * callsEach);
+            for (Call done : calls) {
+                for (Call later : calls) {
+                    if (done.accepted() && later.accepted() && later.epoch() < done.epoch() && later.start() > done.end()) {
+                        problems.add("epoch " + later.epoch() + " was accepted at " + later.start()
+                                + " after epoch " + done.epoch() + " returned at " + done.end());
+                    }
+                }
+            }
+            assertThat(problems).as("calls accepted after a higher epoch had been").isEmpty();
+            assertThat(calls).filteredOn(c -> c.epoch() == epochs).allMatch(Call::accepted);
+            List<String> received = calls.stream().flatMap(c -> c.bodies().stream()).toList();
+            assertThat(received).doesNotHaveDuplicates();
+            assertFenced(() -> m.fenced(epochs - 1).receive(), m, epochs - 1, epochs);
+        }
+    }
+
+    @Nested
+    @DisplayName("deduplication")
+    class Deduplication {
+
+        @Test
+        @DisplayName("a second send with the same id stores nothing and returns the first send's message id")
+        void sameIdOnce() {
+            Mailbox<String> m = newTextMailbox();
+            String id = m.send("first", deduplicated("order-1"));
+
+            assertThat(m.send("second", deduplicated("order-1"))).isEqualTo(id);
+
+            assertCount(m, 1);
+            Message<String> got = receiveOne(m);
+            assertThat(got.id()).isEqualTo(id);
+            assertThat(got.body()).as("the first send's body").isEqualTo("first");
+            assertNothingVisible(m);
+        }
+
+        @Test
+        @DisplayName("different ids, and sends without one, are stored separately")
+        void differentIds() {
+            Mailbox<String> m = newTextMailbox();
+            String a = m.send("x", deduplicated("a"));
+            String b = m.send("x", deduplicated("b"));
+            String plain1 = m.send("x");
+            String plain2 = m.send("x");
+
+            assertThat(List.of(a, b, plain1, plain2)).doesNotHaveDuplicates();
+            assertCount(m, 4);
+            assertThat(receiveAll(m, 4, LONG)).hasSize(4);
+        }
+
+        @Test
+        @DisplayName("an id is remembered after its message was acknowledged")
+        void rememberedAfterAcknowledge() {
+            Mailbox<String> m = newTextMailbox();
+            String id = m.send("x", deduplicated("done-1"));
+            receiveOne(m).acknowledge();
+            assertCount(m, 0);
+
+            assertThat(m.send("x", deduplicated("done-1"))).isEqualTo(id);
+
+            assertCount(m, 0);
+            assertNothingVisible(m);
+        }
+
+        @Test
+        @DisplayName("in a batch, message i is deduplicated under id/i: a repeated batch stores nothing and returns the same ids")
+        void batch() {
+            Mailbox<String> m = newTextMailbox();
+            List<String> ids = m.sendBatch(List.of("a", "b", "c"), deduplicated("batch-1"));
+            assertThat(ids).hasSize(3).doesNotHaveDuplicates();
+
+            assertThat(m.sendBatch(List.of("a", "b", "c"), deduplicated("batch-1"))).isEqualTo(ids);
+            assertThat(m.send("b again", deduplicated("batch-1/1"))).isEqualTo(ids.get(1));
+            assertCount(m, 3);
+
+            List<String> longer = m.sendBatch(List.of("a", "b", "c", "d"), deduplicated("batch-1"));
+            assertThat(longer.subList(0, 3)).isEqualTo(ids);
+            assertThat(ids).doesNotContain(longer.get(3));
+            assertCount(m, 4);
+            assertThat(receiveAll(m, 4, LONG)).extracting(Message::body).containsExactlyInAnyOrder("a", "b", "c", "d");
+        }
+
+        @Test
+        @DisplayName("a single send deduplicates a batch's message under id/i, and a batch a single send's id")
+        void singleAndBatchShareKeys() {
+            Mailbox<String> m = newTextMailbox();
+            String single = m.send("zero", deduplicated("k/0"));
+
+            List<String> ids = m.sendBatch(List.of("a", "b"), deduplicated("k"));
+
+            assertThat(ids.get(0)).isEqualTo(single);
+            assertThat(ids.get(1)).isNotEqualTo(single);
+            assertCount(m, 2);
+            assertThat(receiveAll(m, 2, LONG)).extracting(Message::body).containsExactlyInAnyOrder("zero", "b");
+        }
+
+        @Test
+        @DisplayName("ids belong to one mailbox: the same id in another mailbox stores a message there")
+        void perMailbox() {
+            Mailbox<String> one = newTextMailbox();
+            Mailbox<String> two = newTextMailbox();
+
+            one.send("x", deduplicated("shared-id"));
+            two.send("x", deduplicated("shared-id"));
+
+            // message ids need not differ across mailboxes (Redis counts per mailbox): each stored its own
+            assertCount(one, 1);
+            assertCount(two, 1);
+        }
+
+        @Test
+        @DisplayName("threads racing to send with the same id store one message and all get its id")
+        void racingSends() throws Exception {
+            Mailbox<String> m = newTextMailbox();
+            int racers = 8;
+            int rounds = 20;
+            CyclicBarrier together = new CyclicBarrier(racers);
+            Map<Integer, Set<String>> idsByRound = new ConcurrentHashMap<>();
+            List<String> problems = new CopyOnWriteArrayList<>();
+            List<Thread> threads = new ArrayList<>();
+            for (int r = 0; r < racers; r++) {
+                String racer = "racer-" + r;
+                threads.add(new Thread(() -> {
+                    for (int round = 0; round < rounds; round++) {
+                        try {
+                            together.await(REAL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS); // every round starts at once
+                            String id = m.send(racer, deduplicated("race-" + round));
+                            idsByRound.computeIfAbsent(round, k -> ConcurrentHashMap.newKeySet()).add(id);
+                        } catch (Exception e) {
+                            problems.add(racer + " in round " + round + ": " + e);
+                            return;
+                        }
+                    }
+                }, "tck-" + racer));
+            }
+            threads.forEach(Thread::start);
+            for (Thread t : threads) {
+                t.join(REAL_TIMEOUT.toMillis() * 2);
+                assertThat(t.isAlive()).as("%s finished", t.getName()).isFalse();
+            }
+
+            assertThat(problems).isEmpty();
+            assertThat(idsByRound).hasSize(rounds);
+            idsByRound.forEach((round, ids) -> assertThat(ids).as("ids returned in round %d", round).hasSize(1));
+            assertCount(m, rounds);
+            Set<String> stored = receiveAll(m, rounds, LONG).stream().map(Message::id).collect(Collectors.toSet());
+            assertThat(stored).isEqualTo(idsByRound.values().stream().flatMap(Set::stream).collect(Collectors.toSet()));
+            assertNothingVisible(m);
+        }
+
+        @Test
+        @DisplayName("a duplicate send to a full mailbox returns the first id: it needs no room")
+        void duplicateNeedsNoRoom() {
+            Assumptions.assumeTrue(newTextMailbox().capabilities().capacity(),
+                    "the backend declares capacity()=false: no mailbox can be full");
+            Mailbox<String> m = newMailbox(MailboxSpec.of(uniqueName("bounded"), TEXT).withCapacity(2));
+            String id = m.send("a", deduplicated("full-1"));
+            m.send("b");
+            assertThatThrownBy(() -> m.send("c")).isInstanceOf(MailboxFullException.class);
+
+            assertThat(m.send("a", deduplicated("full-1"))).isEqualTo(id);
+            assertThatThrownBy(() -> m.send("c", deduplicated("full-2"))).isInstanceOf(MailboxFullException.class);
+            assertCount(m, 2);
+            // a refused send is not remembered: once there is room the id stores its message
+            receiveOne(m).acknowledge();
+            assertThat(m.send("c", deduplicated("full-2"))).isNotEqualTo(id);
+            assertCount(m, 2);
+        }
+
+        @Test
+        @DisplayName("an id is remembered for the deduplication window from the first send, then forgotten")
+        void window() {
+            Assumptions.assumeTrue(hasManualClock(), getClass().getSimpleName() + " has no manual clock"
+                    + " (hasManualClock() is false), and the window is " + Limits.DEDUPLICATION_WINDOW + " long");
+            Mailbox<String> m = newTextMailbox();
+            String id = m.send("first", deduplicated("windowed"));
+
+            elapse(Limits.DEDUPLICATION_WINDOW.minus(tick()));
+            assertThat(m.send("second", deduplicated("windowed"))).as("within the window").isEqualTo(id);
+            assertCount(m, 1);
+
+            elapse(tick());
+            String later = m.send("third", deduplicated("windowed"));
+            assertThat(later).as("after the window").isNotEqualTo(id);
+            assertCount(m, 2);
+            assertThat(m.send("fourth", deduplicated("windowed"))).as("remembered again").isEqualTo(later);
+            assertThat(receiveAll(m, 2, LONG)).extracting(Message::body).containsExactlyInAnyOrder("first", "third");
+        }
+
+        @Test
+        @DisplayName("an id sent through one mailbox object is remembered by another on the same queue")
+        void idsAcrossObjects() {
+            MailboxSpec<String> spec = MailboxSpec.of(uniqueName("dedup"), TEXT);
+            Mailbox<String> m = newMailbox(spec);
+            Assumptions.assumeTrue(m.capabilities().durableDeduplication(), "the backend declares"
+                    + " durableDeduplication()=false: each mailbox object remembers its own ids");
+            Mailbox<String> other = secondObject(spec);
+
+            String id = m.send("x", deduplicated("retried-elsewhere"));
+            List<String> ids = m.sendBatch(List.of("a", "b"), deduplicated("batch-elsewhere"));
+
+            assertThat(other.send("x", deduplicated("retried-elsewhere"))).isEqualTo(id);
+            assertThat(other.sendBatch(List.of("a", "b"), deduplicated("batch-elsewhere"))).isEqualTo(ids);
+            assertCount(other, 3);
         }
     }
 }

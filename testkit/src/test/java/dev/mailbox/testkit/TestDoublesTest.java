@@ -1,7 +1,11 @@
 package dev.mailbox.testkit;
 
+import dev.mailbox.api.FencedException;
+import dev.mailbox.api.Limits;
+import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxClosedException;
 import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiptHandleExpiredException;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.SendOptions;
 import org.junit.jupiter.api.DisplayName;
@@ -95,6 +99,61 @@ class TestDoublesTest {
             assertThat(waiter.get(10, TimeUnit.SECONDS)).isEmpty();
             assertThatThrownBy(() -> m.send("x")).isInstanceOf(MailboxClosedException.class);
         }
+
+        @Test
+        @DisplayName("deduplicates sends within the window, batches under id/i, and forgets ids after it")
+        void deduplicates() {
+            ManualClock clock = new ManualClock();
+            try (NullMailbox<String> m = new NullMailbox<>("null", clock)) {
+                SendOptions once = SendOptions.defaults().withDeduplicationId("once");
+                String id = m.send("a", once);
+                assertThat(m.send("b", once)).isEqualTo(id);
+                List<String> batch = m.sendBatch(List.of("a", "b"), once);
+                assertThat(batch).doesNotContain(id).doesNotHaveDuplicates();
+                assertThat(m.sendBatch(List.of("a", "b"), once)).isEqualTo(batch);
+                assertThat(m.send("c", SendOptions.defaults().withDeduplicationId("once/1"))).isEqualTo(batch.get(1));
+
+                clock.advance(Limits.DEDUPLICATION_WINDOW);
+
+                assertThat(m.send("a", once)).isNotEqualTo(id);
+            }
+        }
+
+        @Test
+        @DisplayName("no handle is ever current: handle calls validate, then throw ReceiptHandleExpiredException")
+        void handleCalls() {
+            try (NullMailbox<String> m = new NullMailbox<>("null")) {
+                assertThatThrownBy(() -> m.acknowledge("h")).isInstanceOf(ReceiptHandleExpiredException.class)
+                        .hasMessageContaining("keeps no messages");
+                assertThatThrownBy(() -> m.nack("h", Duration.ZERO)).isInstanceOf(ReceiptHandleExpiredException.class);
+                assertThatThrownBy(() -> m.extendVisibility("h", Duration.ofSeconds(1)))
+                        .isInstanceOf(ReceiptHandleExpiredException.class);
+                assertThatThrownBy(() -> m.nack("h", Duration.ofHours(13))).isInstanceOf(IllegalArgumentException.class);
+                assertThatThrownBy(() -> m.acknowledge(null)).isInstanceOf(NullPointerException.class);
+                m.close();
+                assertThatThrownBy(() -> m.acknowledge("h")).isInstanceOf(MailboxClosedException.class);
+            }
+        }
+
+        @Test
+        @DisplayName("fenced views keep a real fence; sends through an overtaken view still work")
+        void fenced() {
+            try (NullMailbox<String> m = new NullMailbox<>("null")) {
+                Mailbox<String> old = m.fenced(1);
+                assertThat(old.receive()).isEmpty();
+                assertThat(m.fenced(2).receive()).isEmpty();
+
+                assertThatThrownBy(old::receive).isInstanceOf(FencedException.class)
+                        .satisfies(e -> assertThat(((FencedException) e).fence()).isEqualTo(2));
+                assertThatThrownBy(() -> old.acknowledge("h")).isInstanceOf(FencedException.class);
+                assertThatThrownBy(() -> m.fenced(2).acknowledge("h")).isInstanceOf(ReceiptHandleExpiredException.class);
+                assertThat(old.send("x")).isNotBlank();
+                assertThat(m.receive()).isEmpty();
+                assertThatThrownBy(() -> m.fenced(0)).isInstanceOf(IllegalArgumentException.class);
+                old.close();
+                assertThat(m.approximateCount()).isZero();
+            }
+        }
     }
 
     @Nested
@@ -120,6 +179,22 @@ class TestDoublesTest {
                 m.clear();
                 assertThat(m.bodies()).isEmpty();
                 assertThatThrownBy(m::lastBody).isInstanceOf(AssertionError.class).hasMessageContaining("nothing was sent");
+            }
+        }
+
+        @Test
+        @DisplayName("records a deduplicated send once; a fenced view records into the same list")
+        void deduplicatedAndFenced() {
+            try (CollectingMailbox<String> m = new CollectingMailbox<>("replies")) {
+                SendOptions once = SendOptions.defaults().withDeduplicationId("reply-1");
+                String id = m.send("a", once);
+                m.send("a", once);
+                m.fenced(1).sendBatch(List.of("b", "c"));
+
+                assertThat(m.bodies()).containsExactly("a", "b", "c");
+                assertThat(m.sent().get(0).id()).isEqualTo(id);
+                assertThat(m.fenced(2).receive()).isEmpty();
+                assertThatThrownBy(() -> m.fenced(1).receive()).isInstanceOf(FencedException.class);
             }
         }
 
