@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mailbox.api.Codec;
+import dev.mailbox.api.FencedException;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxCapabilities;
@@ -16,13 +17,8 @@ import dev.mailbox.api.ReceiptHandleExpiredException;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.api.SendOptions;
+import dev.mailbox.api.spi.FencedView;
 import dev.mailbox.api.spi.Bodies;
-import org.jspecify.annotations.Nullable;
-import redis.clients.jedis.JedisCluster;
-import redis.clients.jedis.JedisPooled;
-import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.util.JedisClusterCRC16;
-
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -34,7 +30,13 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
  * A {@link Mailbox} on Redis or Redis Cluster, through one Jedis {@link UnifiedJedis} client
@@ -58,7 +60,50 @@ import java.util.regex.Pattern;
  *   <li><b>Cluster.</b> All keys of a mailbox share one hash tag, by default its name. A dead-letter
  *       move is part of the receive script, so on a cluster the dead-letter mailbox must be in the
  *       same hash slot: give it the source's tag with {@link Builder#hashTag(String)}.</li>
+ *   <li><b>Fencing</b> ({@link #fenced(long)}) and <b>deduplication</b>
+ *       ({@link SendOptions#withDeduplicationId(String)}) live in keys beside the messages and are
+ *       checked inside the scripts, so they hold across processes and restarts.</li>
  * </ul>
+ *
+ * <h2>Key layout, version 2</h2>
+ * With the default prefix {@code mailbox:} and a mailbox named {@code orders} (a mailbox built with
+ * another name's hash tag, say {@code orders-dlq} with tag {@code orders}, lives at
+ * {@code mailbox:{orders}:orders-dlq:...}):
+ * <table>
+ *   <caption>Keys of one mailbox</caption>
+ *   <tr><th>key</th><th>type</th><th>holds</th><th>since</th></tr>
+ *   <tr><td>{@code mailbox:{orders}:ready}</td><td>list</td><td>ids of visible messages, in the order they
+ *       became visible</td><td>1</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:timed}</td><td>sorted set</td><td>ids of delayed, nacked-with-timeout
+ *       and in-flight messages, scored by due time (server ms)</td><td>1</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:body}</td><td>hash</td><td>id → encoded body</td><td>1</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:meta}</td><td>hash</td><td>id →
+ *       {@code enqueuedAt|deliveryCount|flag|due|receiptToken}</td><td>1</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:attr}</td><td>hash</td><td>id → attributes (JSON), only for messages
+ *       that have some</td><td>1</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:seq}</td><td>string</td><td>the id counter (kept by {@code purge}, so
+ *       ids are never reused)</td><td>1</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:wake}</td><td>channel</td><td>wake-up notices for blocked
+ *       receives</td><td>1</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:fence}</td><td>string</td><td>the fence: the highest epoch used
+ *       through a {@link #fenced fenced} view; absent means 0. Only rises; kept by {@code purge}</td>
+ *       <td>2</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:dedup/ID}</td><td>string</td><td>the id of the message first sent
+ *       with deduplication id {@code ID} (in a batch {@code ID/i}); expires
+ *       {@link Limits#DEDUPLICATION_WINDOW} after that send; kept by {@code purge}</td><td>2</td></tr>
+ * </table>
+ * The layout's version is written down here, in the scripts and in the code, not stored in Redis:
+ * each version only adds keys, so this code reads what earlier versions wrote as it is, with no
+ * migration. Version 1 (the first release) had the first seven keys; version 2 added the fence and
+ * the deduplication keys, and a version 1 mailbox reads as fence 0 with no deduplication ids
+ * remembered. The other way round, version 1 code ignores the new keys: while any process of a queue
+ * still runs it, that process is neither fenced nor deduplicated. Receipt handles are unchanged
+ * ({@code <message id>:<delivery token>}).
+ *
+ * <h2>Cost of the new checks</h2>
+ * A fenced call's script does one extra {@code GET} of the fence key (and one {@code SET} the first
+ * time an epoch is used); a call that is not fenced does none. A send with a deduplication id does one
+ * {@code GET} and one {@code SET} per message. None adds a round trip.
  *
  * <h2>Connections</h2>
  * Each call borrows one connection for one round trip. A mailbox object that long-polls also keeps
@@ -68,7 +113,7 @@ import java.util.regex.Pattern;
  *
  * <pre>{@code
  * JedisPooled redis = new JedisPooled("redis://127.0.0.1:6379");
- * RedisMailbox<Order> orders = RedisMailbox.builder("orders", Codec.json(Order.class))
+ * RedisMailbox<Order> orders = RedisMailbox.builder("orders", JsonCodec.of(Order.class))
  *         .client(redis)
  *         .build();
  * }</pre>
@@ -77,18 +122,59 @@ import java.util.regex.Pattern;
  */
 public final class RedisMailbox<T> implements Mailbox<T> {
 
+    /** What a {@link #fenced} view calls: the fenced scripts, with the view's epoch. */
+    private final FencedView.Operations<T> fencedCalls = new FencedView.Operations<>() {
+        @Override
+        public List<Message<T>> receive(ReceiveOptions options, long epoch) {
+            return RedisMailbox.this.receive(options, epoch, List.of(), NO_STALE);
+        }
+
+        @Override
+        public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long epoch) {
+            return RedisMailbox.this.acknowledgeBatch(messages, epoch);
+        }
+
+        @Override
+        public void acknowledge(String receiptHandle, long epoch) {
+            acknowledgeHandle(receiptHandle, epoch);
+        }
+
+        @Override
+        public void nack(String receiptHandle, Duration visibilityTimeout, long epoch) {
+            changeVisibilityByHandle(receiptHandle, epoch, visibilityTimeout, true);
+        }
+
+        @Override
+        public void extendVisibility(String receiptHandle, Duration timeout, long epoch) {
+            changeVisibilityByHandle(receiptHandle, epoch, timeout, false);
+        }
+
+        @Override
+        public ReceiveOptions defaultReceiveOptions() {
+            return defaults;
+        }
+    };
+
+    /** The key layout these scripts read and write; see the class comment for its history. */
+    static final int LAYOUT_VERSION = 2;
+
     private static final ObjectMapper ATTRIBUTES = new ObjectMapper();
     private static final TypeReference<LinkedHashMap<String, String>> ATTRIBUTE_MAP = new TypeReference<>() { };
-    private static final String[] KEY_SUFFIXES = {"ready", "timed", "body", "meta", "attr", "seq"};
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.-]{1,80}");
+    /** In the order the scripts take them (prelude.lua's keys_at). */
+    private static final String[] KEY_SUFFIXES = {"ready", "timed", "body", "meta", "attr", "seq", "fence"};
+    private static final byte[] ZERO = bytes(0);
+    private static final byte[] DEDUPLICATION_WINDOW_MS = bytes(Limits.DEDUPLICATION_WINDOW.toMillis());
     private static final Pattern TAG = Pattern.compile("[^{}]{1,200}");
     private static final long SUBSCRIBE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
+    /** A receive with nothing to settle has nothing to report. */
+    private static final Consumer<Object> NO_STALE = m -> { };
 
     private final String name;
     private final Codec<T> codec;
     private final UnifiedJedis client;
     private final boolean ownsClient;
     private final Object server;
+    private final String base;
     private final List<byte[]> keys;
     private final List<byte[]> receiveKeys;
     private final String firstKey;
@@ -111,6 +197,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         this.ownsClient = ownsClient;
         this.server = server;
         String base = b.prefix + "{" + b.hashTag + "}" + (b.hashTag.equals(b.name) ? "" : ":" + b.name) + ":";
+        this.base = base;
         List<byte[]> k = new ArrayList<>();
         for (String suffix : KEY_SUFFIXES) {
             k.add((base + suffix).getBytes(StandardCharsets.UTF_8));
@@ -134,14 +221,15 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         this.defaults = b.defaults;
         this.capabilities = MailboxCapabilities.builder()
                 .exactCount(true).fifo(true).detectsStaleAcknowledge(true).capacity(true).atomicDeadLetter(true)
-                .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofMillis(1))
+                .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofMillis(1)).extendedNames(true)
+                .atomicFencing(true).durableDeduplication(true)
                 .build();
         this.hub = new WakeHub(client, channel);
     }
 
     /**
-     * @param name  the mailbox's name: 1 to 80 characters from {@code A-Z a-z 0-9 _ - .} (SQS's rule,
-     *              so names move between backends)
+     * @param name  the mailbox's name (see {@link Limits#mailboxNameProblem}; extended names with '.' and '@'
+     *              are allowed)
      * @param codec how bodies are stored
      * @param <T>   the body type
      * @return a builder; give it a {@link Builder#client(UnifiedJedis) client} or a
@@ -166,9 +254,23 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         return firstKey;
     }
 
+    /**
+     * The key of one deduplication id. The ids are free text (ASCII punctuation included) but follow
+     * {@code dedup/}, and a mailbox name never holds '/', so no id can spell another mailbox's key
+     * under the same hash tag.
+     */
+    String deduplicationKey(String deduplicationId) {
+        return base + "dedup/" + deduplicationId;
+    }
+
+    /** @return the key of this mailbox's fence */
+    String fenceKey() {
+        return base + "fence";
+    }
+
     @Override
     public String send(T body, SendOptions options) {
-        return sendAll(List.of(Objects.requireNonNull(body, "body")), options).get(0);
+        return sendAll(List.of(Objects.requireNonNull(body, "body")), options, false).get(0);
     }
 
     @Override
@@ -178,24 +280,34 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         for (T body : bodies) {
             Objects.requireNonNull(body, "bodies contains null");
         }
-        return sendAll(bodies, options);
+        return sendAll(bodies, options, true);
     }
 
-    private List<String> sendAll(List<? extends T> bodies, SendOptions options) {
+    private List<String> sendAll(List<? extends T> bodies, SendOptions options, boolean batch) {
         Objects.requireNonNull(options, "options");
-        List<byte[]> args = new ArrayList<>(5 + bodies.size());
+        String deduplicationId = options.deduplicationId();
+        List<byte[]> sendKeys = keys;
+        if (deduplicationId != null) {
+            sendKeys = new ArrayList<>(keys.size() + bodies.size());
+            sendKeys.addAll(keys);
+            for (int i = 0; i < bodies.size(); i++) {
+                sendKeys.add(bytes(deduplicationKey(batch ? deduplicationId + "/" + i : deduplicationId)));
+            }
+        }
+        List<byte[]> args = new ArrayList<>(6 + bodies.size());
         args.add(channelBytes);
         args.add(ttlMs);
         args.add(bytes(millisRoundedUp(options.delay())));
         args.add(bytes(capacity));
         args.add(encodeAttributes(options.attributes()));
+        args.add(deduplicationId == null ? ZERO : DEDUPLICATION_WINDOW_MS);
         for (T body : bodies) {
             args.add(Bodies.encode(codec, body, options.attributes(), maxMessageBytes, name));
         }
         ensureOpen();
-        Object reply = Scripts.SEND.run(client, name, keys, args);
-        if (reply instanceof Long code && code == -1) {
-            throw new MailboxFullException(name, capacity, bodies.size());
+        Object reply = Scripts.SEND.run(client, name, sendKeys, args);
+        if (reply instanceof Long code) { // -n: no room for the n messages not sent before
+            throw new MailboxFullException(name, capacity, (int) -code);
         }
         List<?> ids = (List<?>) reply;
         List<String> out = new ArrayList<>(ids.size());
@@ -212,22 +324,61 @@ public final class RedisMailbox<T> implements Mailbox<T> {
 
     @Override
     public List<Message<T>> receive(ReceiveOptions options) {
+        return receive(options, 0, List.of(), NO_STALE);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On Redis this is one script for the acknowledgements and the first receive pass, so a consumer
+     * that acknowledges with its next receive makes one round trip per message. Messages received through
+     * a {@link #fenced fenced} view are acknowledged under their epochs, as by {@link #acknowledgeBatch}:
+     * if any of them is below the fence, the call is refused with {@link FencedException} and neither
+     * acknowledges nor receives anything.
+     */
+    @Override
+    public List<Message<T>> acknowledgeAndReceive(List<? extends Message<T>> acknowledge, ReceiveOptions options,
+                                                  Consumer<? super Message<T>> stale) {
+        Objects.requireNonNull(acknowledge, "acknowledge");
+        Objects.requireNonNull(stale, "stale");
+        if (acknowledge.size() > Limits.MAX_BATCH) {
+            throw new IllegalArgumentException("acknowledge must hold 0 to " + Limits.MAX_BATCH
+                    + " messages, was " + acknowledge.size());
+        }
+        return receive(options, 0, acknowledge, stale);
+    }
+
+    /**
+     * @param epoch       the fencing epoch of the view it is called through (0: none), which then
+     *                    applies to the acknowledgements too
+     * @param acknowledge messages to acknowledge in the first script call, before receiving
+     */
+    private List<Message<T>> receive(ReceiveOptions options, long epoch, List<? extends Message<T>> acknowledge,
+                                     Consumer<? super Message<T>> stale) {
         Objects.requireNonNull(options, "options");
+        long[] range = {epoch, epoch};
+        List<RedisMessage<T>> settling = owned(acknowledge, epoch, range);
         ensureOpen();
         long waitNanos = options.waitTime().toNanos();
         long start = System.nanoTime();
         if (waitNanos > 0) {
             hub.ensureSubscribed(Math.min(waitNanos, SUBSCRIBE_WAIT_NANOS));
         }
-        List<byte[]> args = new ArrayList<>(8);
+        List<byte[]> args = new ArrayList<>(10 + 2 * settling.size());
         args.add(channelBytes);
         args.add(ttlMs);
+        args.add(bytes(range[0]));
+        args.add(bytes(range[1]));
         args.add(bytes(options.maxMessages()));
         args.add(bytes(millisRoundedUp(options.visibilityTimeout())));
         args.add(bytes(Long.toHexString(ThreadLocalRandom.current().nextLong())));
         args.add(bytes(maxReceiveCount));
         args.add(deadLetters == null ? channelBytes : deadLetters.channelBytes);
         args.add(deadLetters == null ? ttlMs : deadLetters.ttlMs);
+        for (RedisMessage<T> m : settling) {
+            args.add(bytes(m.id));
+            args.add(bytes(m.token));
+        }
         MailboxUnavailableException outage = null;
         for (boolean first = true; ; first = false) {
             long seen = hub.generation();
@@ -243,8 +394,15 @@ public final class RedisMailbox<T> implements Mailbox<T> {
                 outage = e;
                 reply = null;
             }
-            if (reply != null && (reply.size() > 2 || waitNanos == 0)) {
-                return messages(reply);
+            if (first && !settling.isEmpty()) {
+                // the handles are settled: later passes only receive, under the view's epoch alone
+                reportStale(settling, (List<?>) reply.get(2), stale);
+                args.subList(10, args.size()).clear();
+                args.set(2, bytes(epoch));
+                args.set(3, bytes(epoch));
+            }
+            if (reply != null && (reply.size() > 3 || waitNanos == 0)) {
+                return messages(reply, epoch);
             }
             long remainingMs = TimeUnit.NANOSECONDS.toMillis(start + waitNanos - System.nanoTime());
             if (closed) {
@@ -277,48 +435,91 @@ public final class RedisMailbox<T> implements Mailbox<T> {
                 return List.of();
             }
             // each pass draws a fresh nonce so every delivery's token is new
-            args.set(4, bytes(Long.toHexString(ThreadLocalRandom.current().nextLong())));
+            args.set(6, bytes(Long.toHexString(ThreadLocalRandom.current().nextLong())));
         }
     }
 
-    private List<Message<T>> messages(List<?> reply) {
-        int n = (reply.size() - 2) / 6;
+    private List<Message<T>> messages(List<?> reply, long epoch) {
+        int n = (reply.size() - 3) / 6;
         if (n == 0) {
             return List.of();
         }
         List<Message<T>> out = new ArrayList<>(n);
-        for (int i = 2; i < reply.size(); i += 6) {
+        for (int i = 3; i < reply.size(); i += 6) {
             byte[] body = (byte[]) reply.get(i + 1);
-            out.add(new RedisMessage<>(this, string(reply.get(i)), string(reply.get(i + 4)),
+            out.add(new RedisMessage<>(this, string(reply.get(i)), string(reply.get(i + 4)), epoch,
                     (int) (long) (Long) reply.get(i + 3), (Long) reply.get(i + 2),
                     decodeAttributes((byte[]) reply.get(i + 5)), Bodies.decode(codec, body)));
         }
         return out;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Messages received through a {@link #fenced fenced} view are acknowledged under their epochs:
+     * if any of them is below the mailbox's fence, the whole batch is refused with
+     * {@link FencedException} and nothing is acknowledged.
+     */
     @Override
     public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages) {
+        return acknowledgeBatch(messages, 0);
+    }
+
+    /** @param viewEpoch the epoch of the view it is called through, which then applies to every message */
+    private List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long viewEpoch) {
         Objects.requireNonNull(messages, "messages");
         Limits.requireBatchSize(messages.size(), "batch size");
-        List<byte[]> args = new ArrayList<>(2 + 2 * messages.size());
+        long[] range = {viewEpoch, viewEpoch};
+        List<RedisMessage<T>> settling = owned(messages, viewEpoch, range);
+        List<byte[]> args = new ArrayList<>(4 + 2 * messages.size());
         args.add(channelBytes);
         args.add(ttlMs);
-        for (Message<T> m : messages) {
-            RedisMessage<T> rm = own(m);
+        args.add(bytes(range[0]));
+        args.add(bytes(range[1]));
+        for (RedisMessage<T> rm : settling) {
             args.add(bytes(rm.id));
             args.add(bytes(rm.token));
         }
         ensureOpen();
-        List<?> codes = (List<?>) Scripts.ACK.run(client, name, keys, args);
         List<Message<T>> stale = new ArrayList<>();
-        for (int i = 0; i < codes.size(); i++) {
-            if ((Long) codes.get(i) != 1) {
-                stale.add(messages.get(i));
-            }
-        }
+        reportStale(settling, (List<?>) Scripts.ACK.run(client, name, keys, args), stale::add);
         return stale;
     }
 
+    /**
+     * Checks that every message was received from this object and widens {@code range} (lowest,
+     * highest) to the epochs they were received under, unless the call's view has an epoch of its own.
+     */
+    private List<RedisMessage<T>> owned(List<? extends Message<T>> messages, long viewEpoch, long[] range) {
+        List<RedisMessage<T>> out = new ArrayList<>(messages.size());
+        for (Message<T> m : messages) {
+            RedisMessage<T> rm = own(m);
+            out.add(rm);
+            if (viewEpoch == 0 && rm.epoch > 0) {
+                range[0] = range[0] == 0 ? rm.epoch : Math.min(range[0], rm.epoch);
+                range[1] = Math.max(range[1], rm.epoch);
+            }
+        }
+        return out;
+    }
+
+    /** Tells {@code stale} of each message whose acknowledge code (prelude.lua's check()) is not 1. */
+    private static <T> void reportStale(List<RedisMessage<T>> messages, List<?> codes,
+                                        Consumer<? super Message<T>> stale) {
+        for (int i = 0; i < codes.size(); i++) {
+            if ((Long) codes.get(i) != 1) {
+                stale.accept(messages.get(i));
+            }
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The id counter, the fence and the remembered deduplication ids stay: a send retried after a
+     * purge is still recognised, and a purge does not lower the fence.
+     */
     @Override
     public long purge() {
         ensureOpen();
@@ -349,31 +550,91 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         return "RedisMailbox[" + name + ", " + firstKey + "]";
     }
 
-    // ---- one delivery, called by RedisMessage
-
-    void acknowledge(RedisMessage<T> m) {
-        ensureOpen();
-        List<?> codes = (List<?>) Scripts.ACK.run(client, name, keys,
-                List.of(channelBytes, ttlMs, bytes(m.id), bytes(m.token)));
-        requireCurrent(m, (Long) codes.get(0));
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A Redis receipt handle is {@code <message id>:<delivery token>}, the two things the scripts
+     * check and nothing kept in this object's memory, so it works from any {@code RedisMailbox} of the
+     * same queue, in any process, for as long as the delivery is current. A well-formed handle of
+     * another queue is stale here.
+     */
+    @Override
+    public void acknowledge(String receiptHandle) {
+        acknowledgeHandle(receiptHandle, 0);
     }
 
-    void changeVisibility(RedisMessage<T> m, Duration timeout, boolean nack) {
+    /** {@inheritDoc} See {@link #acknowledge(String)} for what a handle is. */
+    @Override
+    public void nack(String receiptHandle, Duration visibilityTimeout) {
+        changeVisibilityByHandle(receiptHandle, 0, visibilityTimeout, true);
+    }
+
+    /** {@inheritDoc} See {@link #acknowledge(String)} for what a handle is. */
+    @Override
+    public void extendVisibility(String receiptHandle, Duration timeout) {
+        changeVisibilityByHandle(receiptHandle, 0, timeout, false);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On Redis the fence is the mailbox's {@code fence} key, beside its other keys (same hash tag);
+     * each fenced script reads it before it writes anything and raises it in the same script, so the
+     * check is atomic with the call and holds across processes. A mailbox whose keys expire (see
+     * {@link Builder#keyTtl}) loses its fence with them.
+     */
+    @Override
+    public Mailbox<T> fenced(long epoch) {
+        return new FencedView<>(this, fencedCalls, epoch);
+    }
+
+    private void acknowledgeHandle(String receiptHandle, long epoch) {
+        String[] parts = parseHandle(receiptHandle);
+        acknowledge(parts[0], parts[1], receiptHandle, epoch);
+    }
+
+    private void changeVisibilityByHandle(String receiptHandle, long epoch, Duration timeout, boolean nack) {
+        String[] parts = parseHandle(receiptHandle);
+        changeVisibility(parts[0], parts[1], receiptHandle, epoch, timeout, nack);
+    }
+
+    private String[] parseHandle(String receiptHandle) {
+        Objects.requireNonNull(receiptHandle, "receiptHandle");
+        String[] parts = RedisMessage.parse(receiptHandle);
+        if (parts == null) {
+            String shown = receiptHandle.length() > 100 ? receiptHandle.substring(0, 100) + "..." : receiptHandle;
+            throw new IllegalArgumentException("'" + shown + "' is not a receipt handle of a Redis mailbox"
+                    + " (<message id>:<delivery token>), for mailbox '" + name + "'");
+        }
+        return parts;
+    }
+
+    // ---- one delivery, called by RedisMessage and by handle
+
+    void acknowledge(String id, String token, String handle, long epoch) {
+        ensureOpen();
+        byte[] e = bytes(epoch);
+        List<?> codes = (List<?>) Scripts.ACK.run(client, name, keys,
+                List.of(channelBytes, ttlMs, e, e, bytes(id), bytes(token)));
+        requireCurrent(handle, id, (Long) codes.get(0));
+    }
+
+    void changeVisibility(String id, String token, String handle, long epoch, Duration timeout, boolean nack) {
         Limits.requireVisibilityTimeout(timeout, nack ? "visibilityTimeout" : "timeout");
         ensureOpen();
-        Object code = (nack ? Scripts.NACK : Scripts.EXTEND).run(client, name, keys,
-                List.of(channelBytes, ttlMs, bytes(m.id), bytes(m.token), bytes(millisRoundedUp(timeout))));
-        requireCurrent(m, (Long) code);
+        Object code = (nack ? Scripts.NACK : Scripts.EXTEND).run(client, name, keys, List.of(channelBytes, ttlMs,
+                bytes(epoch), bytes(id), bytes(token), bytes(millisRoundedUp(timeout))));
+        requireCurrent(handle, id, (Long) code);
     }
 
-    private void requireCurrent(RedisMessage<T> m, long code) {
+    private void requireCurrent(String handle, String id, long code) {
         if (code == 1) {
             return;
         }
         String why = code == -1 ? "its visibility timeout ended"
                 : "it is not the current delivery (the message was delivered again, nacked or deleted)";
-        throw new ReceiptHandleExpiredException(m.receiptHandle(), "receipt handle " + m.receiptHandle()
-                + " of message " + m.id + " in mailbox '" + name + "' is stale: " + why);
+        throw new ReceiptHandleExpiredException(handle, "receipt handle " + handle
+                + " of message " + id + " in mailbox '" + name + "' is stale: " + why);
     }
 
     private RedisMessage<T> own(Message<T> m) {
@@ -449,12 +710,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         private @Nullable Duration keyTtl;
 
         private Builder(String name, Codec<T> codec) {
-            Objects.requireNonNull(name, "name");
-            if (!NAME.matcher(name).matches()) {
-                throw new IllegalArgumentException("mailbox name must be 1 to 80 characters from A-Z, a-z, 0-9,"
-                        + " '_', '-' and '.', was '" + name + "'");
-            }
-            this.name = name;
+            this.name = Limits.requireMailboxName(name, true);
             this.codec = Objects.requireNonNull(codec, "codec");
             this.hashTag = name;
         }
@@ -560,8 +816,9 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         /**
          * @param ttl how long the mailbox's keys live after its last operation, so an abandoned mailbox
          *            cleans itself up; every operation renews it. Everything in the mailbox, in-flight and
-         *            delayed messages too, goes when it expires, so choose it longer than your longest
-         *            idle time. At least one second; none by default.
+         *            delayed messages and its {@link RedisMailbox#fenced fence} too, goes when it expires,
+         *            so choose it longer than your longest idle time (and than a lease holder's longest
+         *            silence). Deduplication ids keep their own expiry. At least one second; none by default.
          * @return this builder
          */
         public Builder<T> keyTtl(Duration ttl) {

@@ -1,5 +1,6 @@
 package dev.mailbox.redis;
 
+import dev.mailbox.api.FencedException;
 import dev.mailbox.api.MailboxException;
 import dev.mailbox.api.MailboxUnavailableException;
 import redis.clients.jedis.UnifiedJedis;
@@ -27,6 +28,8 @@ import java.util.Objects;
  */
 enum Scripts {
     SEND("send"), RECEIVE("receive"), ACK("ack"), NACK("nack"), EXTEND("extend"), COUNT("count"), PURGE("purge");
+
+    private static final String FENCED = "FENCED ";
 
     private final String name;
     private final byte[] source;
@@ -57,6 +60,9 @@ enum Scripts {
                     + name + "): " + e.getMessage(), true, e);
         } catch (JedisDataException e) {
             String msg = Objects.requireNonNullElse(e.getMessage(), "");
+            if (msg.startsWith(FENCED)) {
+                throw fenced(mailbox, msg, e);
+            }
             boolean transient_ = msg.startsWith("LOADING") || msg.startsWith("READONLY") || msg.startsWith("TRYAGAIN")
                     || msg.startsWith("CLUSTERDOWN") || msg.startsWith("MASTERDOWN") || msg.startsWith("OOM")
                     || msg.startsWith("MOVED") || msg.startsWith("ASK");
@@ -68,6 +74,19 @@ enum Scripts {
         } catch (JedisException e) {
             throw new MailboxUnavailableException("Redis failed " + name + " on mailbox '" + mailbox + "': "
                     + e.getMessage(), true, e);
+        }
+    }
+
+    /**
+     * A fenced script refused the call (prelude.lua's fence()): the error reply is
+     * {@code FENCED <caller's epoch> <fence>}, sent before the script wrote anything.
+     */
+    private static MailboxException fenced(String mailbox, String msg, JedisDataException cause) {
+        String[] parts = msg.split(" ");
+        try {
+            return new FencedException(mailbox, Long.parseLong(parts[1]), Long.parseLong(parts[2]));
+        } catch (RuntimeException unexpected) {
+            return new MailboxException("Redis refused a call on mailbox '" + mailbox + "': " + msg, cause);
         }
     }
 

@@ -1,8 +1,11 @@
--- ARGV[3] id, ARGV[4] token, ARGV[5] visibility ms from now (0: visible at once).
-local id = ARGV[3]
-local code, enqueued, count, flag = check(id, ARGV[4])
+-- ARGV[3] fencing epoch (0: not fenced), ARGV[4] id, ARGV[5] token, ARGV[6] visibility ms from now
+-- (0: visible at once).
+local refused = fence(ARGV[3], ARGV[3])
+if refused then return refused end
+local id = ARGV[4]
+local code, enqueued, count, flag = check(id, ARGV[5])
 if code ~= 1 then return code end
-local timeout = tonumber(ARGV[5])
+local timeout = tonumber(ARGV[6])
 redis.call('HSET', K.meta, id, format_meta(enqueued, count, flag, '', '')) -- no current delivery
 if timeout == 0 then
   redis.call('ZREM', K.timed, id)

@@ -1,15 +1,18 @@
--- Shared by every script. KEYS[1..6] are one mailbox's keys, all under one hash tag:
+-- Shared by every script. Key layout version 2 (RedisMailbox.LAYOUT_VERSION; the class comment keeps
+-- the history). KEYS[1..7] are one mailbox's keys, all under one hash tag:
 -- ready (LIST of ids, FIFO), timed (ZSET id -> due ms: delayed, nacked-with-timeout and in-flight
 -- messages), body (HASH id -> bytes), meta (HASH id -> "enqueuedAtMs|deliveryCount|flag|due|token":
 -- flag 'a' when the message has attributes; due and token those of the current delivery while in
--- flight, empty otherwise), attr (HASH id -> encoded attributes), seq (id counter). A message is in
--- exactly one of ready and timed.
+-- flight, empty otherwise), attr (HASH id -> encoded attributes), seq (id counter), fence (STRING:
+-- the highest fencing epoch used on the mailbox; since version 2, absent means 0). A message is in
+-- exactly one of ready and timed. Send also takes deduplication keys (STRING, since version 2: the
+-- message id first sent under a deduplication id, expiring after the window), after the seven.
 -- ARGV[1] is the mailbox's wake channel, ARGV[2] the key TTL in ms (0 for none).
 -- Redis 5+ replicates scripts by their effects, so reading TIME before writing is safe.
 
 local function keys_at(i)
   return {ready = KEYS[i], timed = KEYS[i + 1], body = KEYS[i + 2], meta = KEYS[i + 3],
-          attr = KEYS[i + 4], seq = KEYS[i + 5]}
+          attr = KEYS[i + 4], seq = KEYS[i + 5], fence = KEYS[i + 6]}
 end
 
 local K = keys_at(1)
@@ -55,7 +58,7 @@ end
 
 local function touch(k, ttl)
   if ttl > 0 then
-    for _, key in ipairs({k.ready, k.timed, k.body, k.meta, k.attr, k.seq}) do
+    for _, key in ipairs({k.ready, k.timed, k.body, k.meta, k.attr, k.seq, k.fence}) do
       redis.call('PEXPIRE', key, ttl)
     end
   end
@@ -91,4 +94,48 @@ local function delete(k, id, flag)
   redis.call('HDEL', k.body, id)
   redis.call('HDEL', k.meta, id)
   if flag == 'a' then redis.call('HDEL', k.attr, id) end
+end
+
+-- Acknowledges ARGV[first], ARGV[first + 1], ... as (id, token) pairs: deletes each message whose
+-- handle is current. Returns one check() code per pair, so the caller can name every stale handle.
+local function acknowledge_pairs(first)
+  local codes = {}
+  for i = first, #ARGV, 2 do
+    local id = ARGV[i]
+    local code, _, _, flag = check(id, ARGV[i + 1])
+    if code == 1 then
+      redis.call('ZREM', K.timed, id)
+      delete(K, id, flag)
+    end
+    codes[#codes + 1] = code
+  end
+  return codes
+end
+
+-- Whether a < b, for epochs as the decimal strings Java sends (no sign, no leading zeros): compared
+-- as text, so every long stays exact (a Lua number would round above 2^53).
+local function epoch_below(a, b)
+  if #a ~= #b then return #a < #b end
+  return a < b
+end
+
+-- The fence check of a call made under fencing epochs lowest..highest ('0' and '0' for a call that is
+-- not fenced, which costs nothing here): refused if any of its epochs is below the fence, else the
+-- fence rises to highest. It costs one GET, plus one SET the first time an epoch is used. Scripts call
+-- it before they write anything and return what it returns, if anything, so a refused call changes
+-- nothing; RedisMailbox turns the error into a FencedException.
+local function fence(lowest, highest)
+  if highest == '0' then return nil end
+  local current = redis.call('GET', K.fence) or '0' -- no key (a version 1 mailbox): 0
+  if epoch_below(lowest, current) then
+    return redis.error_reply('FENCED ' .. lowest .. ' ' .. current)
+  end
+  if epoch_below(current, highest) then
+    if TTL > 0 then
+      redis.call('SET', K.fence, highest, 'PX', TTL)
+    else
+      redis.call('SET', K.fence, highest)
+    end
+  end
+  return nil
 end

@@ -1,17 +1,22 @@
--- ARGV[3] max messages, ARGV[4] visibility ms, ARGV[5] nonce (unique per call), ARGV[6] max
--- receive count (0: no redrive), ARGV[7] dead-letter channel, ARGV[8] dead-letter key TTL.
--- KEYS[7..12], with a redrive policy, are the dead-letter mailbox's keys (same hash slot).
--- Returns {now, earliest due or -1, then per message: id, body, enqueuedAt, deliveryCount, token, attrs}.
+-- ARGV[3] the lowest and ARGV[4] the highest fencing epoch of the call (0 and 0: not fenced), ARGV[5]
+-- max messages, ARGV[6] visibility ms, ARGV[7] nonce (unique per call), ARGV[8] max receive count (0:
+-- no redrive), ARGV[9] dead-letter channel, ARGV[10] dead-letter key TTL, ARGV[11..] pairs of (id,
+-- token) to acknowledge before receiving, as ack.lua does. KEYS[8..14], with a redrive policy, are the
+-- dead-letter mailbox's keys (same hash slot). Returns {now, earliest due or -1, {one acknowledge code
+-- per pair}, then per message: id, body, enqueuedAt, deliveryCount, token, attrs}.
+local refused = fence(ARGV[3], ARGV[4])
+if refused then return refused end
+local settled = acknowledge_pairs(11)
 local before = promote(K)
-local max = tonumber(ARGV[3])
-local due = NOW + tonumber(ARGV[4])
-local nonce = ARGV[5]
-local max_receives = tonumber(ARGV[6])
-local out = {NOW, before or -1}
+local max = tonumber(ARGV[5])
+local due = NOW + tonumber(ARGV[6])
+local nonce = ARGV[7]
+local max_receives = tonumber(ARGV[8])
+local out = {NOW, before or -1, settled}
 local n = 0
 
 local function dead_letter(id, enqueued, flag)
-  local D = keys_at(7)
+  local D = keys_at(8)
   promote(D)
   local moved = format_id(new_id(D, 1) + 1)
   redis.call('HSET', D.body, moved, redis.call('HGET', K.body, id))
@@ -19,8 +24,8 @@ local function dead_letter(id, enqueued, flag)
   if flag == 'a' then redis.call('HSET', D.attr, moved, redis.call('HGET', K.attr, id)) end
   redis.call('RPUSH', D.ready, moved)
   delete(K, id, flag)
-  redis.call('PUBLISH', ARGV[7], 'r1')
-  touch(D, tonumber(ARGV[8]))
+  redis.call('PUBLISH', ARGV[9], 'r1')
+  touch(D, tonumber(ARGV[10]))
 end
 
 while n < max do

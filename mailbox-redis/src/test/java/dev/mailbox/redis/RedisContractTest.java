@@ -8,6 +8,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
+import java.util.Optional;
 
 /** The contract on Redis; the subclasses choose the topology. */
 @ExtendWith(SharedRedis.class)
@@ -25,6 +26,16 @@ abstract class RedisContractTest extends MailboxContract {
 
     @Override
     protected final <T> Mailbox<T> createMailbox(MailboxSpec<T> spec) {
+        return build(spec);
+    }
+
+    /** A second object on the same keys: it shares with the first only the client and what Redis holds. */
+    @Override
+    protected final <T> Optional<Mailbox<T>> reopen(MailboxSpec<T> spec) {
+        return Optional.of(build(spec));
+    }
+
+    private <T> Mailbox<T> build(MailboxSpec<T> spec) {
         RedisMailbox.Builder<T> b = RedisMailbox.builder(spec.name(), spec.codec())
                 .client(client())
                 .capacity(spec.capacity())

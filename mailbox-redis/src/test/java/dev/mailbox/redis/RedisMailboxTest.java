@@ -76,8 +76,8 @@ class RedisMailboxTest {
             assertThatThrownBy(() -> RedisMailbox.builder("m", Codec.utf8()).client(client).uri("redis://127.0.0.1:1").build())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("exactly one of client");
             assertThatThrownBy(() -> RedisMailbox.builder("has space", Codec.utf8()))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 80 characters");
-            assertThatThrownBy(() -> RedisMailbox.builder("x".repeat(81), Codec.utf8()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 161 characters");
+            assertThatThrownBy(() -> RedisMailbox.builder("x".repeat(162), Codec.utf8()))
                     .isInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> RedisMailbox.builder("m", Codec.utf8()).keyPrefix("a{b"))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'{'");
