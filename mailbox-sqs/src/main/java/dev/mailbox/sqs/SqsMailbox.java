@@ -1,6 +1,7 @@
 package dev.mailbox.sqs;
 
 import dev.mailbox.api.Codec;
+import dev.mailbox.api.FencedException;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxCapabilities;
@@ -15,6 +16,8 @@ import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.spi.Bodies;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.exception.SdkException;
@@ -23,6 +26,8 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.SqsClientBuilder;
 import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
+import software.amazon.awssdk.services.sqs.model.ChangeMessageVisibilityBatchRequestEntry;
+import software.amazon.awssdk.services.sqs.model.ChangeMessageVisibilityBatchResponse;
 import software.amazon.awssdk.services.sqs.model.DeleteMessageBatchRequestEntry;
 import software.amazon.awssdk.services.sqs.model.DeleteMessageBatchResponse;
 import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
@@ -35,6 +40,8 @@ import software.amazon.awssdk.services.sqs.model.ReceiptHandleIsInvalidException
 import software.amazon.awssdk.services.sqs.model.ReceiveMessageResponse;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchResponse;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchResultEntry;
+import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
 import software.amazon.awssdk.services.sqs.model.SqsException;
 
 import java.net.URI;
@@ -42,19 +49,22 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 
 /**
  * A {@link Mailbox} on Amazon SQS, or any server that speaks its API (ElasticMQ, LocalStack) given an
@@ -63,8 +73,10 @@ import java.util.regex.Pattern;
  * <p>Mapping: send = SendMessage(Batch), receive = ReceiveMessage, acknowledge = DeleteMessage(Batch),
  * nack and extend = ChangeMessageVisibility, count = ApproximateNumberOfMessages + NotVisible +
  * Delayed, purge = PurgeQueue; delivery count from {@code ApproximateReceiveCount}, enqueued-at from
- * {@code SentTimestamp}; attributes are string message attributes. Dead letters use the queue's own
- * RedrivePolicy, so SQS moves them server-side.
+ * {@code SentTimestamp}; attributes are message attributes (typed, see below). Dead letters use the queue's own
+ * RedrivePolicy, so SQS moves them server-side. A receipt handle is SQS's own, so
+ * {@link #acknowledge(String)}, {@link #nack(String, Duration)} and {@link #extendVisibility(String, Duration)}
+ * work from any {@code SqsMailbox}, in any process, on the same queue.
  *
  * <h2>Where SQS differs (declared in {@link #capabilities()})</h2>
  * <ul>
@@ -72,26 +84,97 @@ import java.util.regex.Pattern;
  *   <li>SQS accepts a DeleteMessage with an old receipt handle without telling, so a stale
  *       {@link Message#acknowledge()} returns normally ({@code detectsStaleAcknowledge() == false});
  *       nack and extend with a stale handle do throw {@link ReceiptHandleExpiredException}.</li>
+ *   <li>SQS does not enforce a handle's deadline (ElasticMQ even revives a lapsed handle on
+ *       ChangeMessageVisibility, and SQS deletes a lapsed message on DeleteMessage), so this object keeps the
+ *       deadlines of the last {@value #MAX_TRACKED_DELIVERIES} deliveries it received. Once a deadline has
+ *       passed it refuses nack and extend of that delivery, on the message and by handle, and the message's
+ *       own {@link Message#acknowledge()}; a delivery it acknowledged or nacked itself is refused for every
+ *       call. {@link #acknowledge(String)} is not refused for the deadline alone, because this object does
+ *       not see an extend or nack made through another object: SQS decides, and it refuses the handle of a
+ *       message that was deleted or delivered again. For the same reason, after an extend through another
+ *       object, nack and extend through the receiving object are refused once its own deadline has passed:
+ *       extend a delivery through the object that will settle it. Calls by handle on an object that did not
+ *       receive the delivery rely on SQS's checks alone.</li>
  *   <li>Time is whole seconds: delays and visibility timeouts are rounded up to the next second.</li>
  *   <li>No capacity: the builder refuses one.</li>
  *   <li>A receive waits at most 20 s per SQS call; longer waits loop. {@link #close()} therefore
  *       wakes a waiting receive when its current call ends, within 20 s.</li>
  *   <li>SQS stores a batch entry by entry: if some entries of a {@code sendBatch} fail, the others
  *       are stored and the call throws {@link MailboxUnavailableException} saying how many.</li>
+ *   <li><b>Fencing is per object</b> ({@code atomicFencing() == false}): see {@link #fenced(long)}.</li>
+ *   <li><b>Send deduplication</b> is SQS's own on a FIFO queue ({@code durableDeduplication() == true}) and
+ *       this object's on a standard queue ({@code false}): see {@link #send(Object, SendOptions)}.</li>
  * </ul>
+ *
+ * <h2>FIFO queues</h2>
+ * A queue whose {@code FifoQueue} attribute is true (create one with
+ * {@code queueAttribute(QueueAttributeName.FIFO_QUEUE, "true")}; its SQS name is then the mailbox's name
+ * plus {@code .fifo}, as SQS requires, so at most 75 characters; or give its URL) works too, for its durable
+ * deduplication. Every message is sent in a message group of its own, so that no message waits for another
+ * to be acknowledged, as the contract requires; order is therefore best effort there too
+ * ({@code fifo() == false}). A send
+ * without a deduplication id gets a random one, so it is never mistaken for a duplicate, even on a queue with
+ * ContentBasedDeduplication. SQS takes no per-message delay on a FIFO queue, so a send with a delay is
+ * refused with {@link IllegalArgumentException}, before anything is sent.
  *
  * <p>Bodies travel as text when the codec's bytes are valid UTF-8 text SQS accepts (JSON always
  * is); other bytes travel as base64 with a reserved attribute, {@value #ENCODING_ATTRIBUTE}, which
  * counts toward the ten attributes and is hidden from {@link Message#attributes()}.
  *
+ * <p>Message attributes of every SQS data type are kept: a {@code String} attribute is its value in
+ * {@link Message#attributes()}, and a {@code Number} or {@code Binary} one (or one of a custom type such as
+ * {@code Number.int}) is {@code {sqs:DataType}payload} there, the payload being the number's text or the bytes'
+ * base64: {@code {sqs:Number}12.5}, {@code {sqs:Binary}AAEC}. Sent the other way, an attribute value in that form
+ * goes to SQS as that type, so a message keeps its attributes' types through any number of hops. (A String
+ * value that would read as the typed form arrives as {@code {sqs:String}value}.) The form is the one the
+ * {@code sqs-endpoint} module stores.
+ *
  * @param <T> the body type
  */
 public final class SqsMailbox<T> implements Mailbox<T> {
 
+    /** What a {@link #fenced} view calls: this mailbox's own fenced methods, with the view's epoch. */
+    private final dev.mailbox.api.spi.FencedView.Operations<T> fencedCalls =
+            new dev.mailbox.api.spi.FencedView.Operations<>() {
+                @Override
+                public List<Message<T>> receive(ReceiveOptions options, long epoch) {
+                    return SqsMailbox.this.receive(options, epoch);
+                }
+
+                @Override
+                public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long epoch) {
+                    return SqsMailbox.this.acknowledgeBatch(messages, epoch);
+                }
+
+                @Override
+                public void acknowledge(String receiptHandle, long epoch) {
+                    SqsMailbox.this.acknowledge(receiptHandle, epoch);
+                }
+
+                @Override
+                public void nack(String receiptHandle, Duration visibilityTimeout, long epoch) {
+                    SqsMailbox.this.nack(receiptHandle, visibilityTimeout, epoch);
+                }
+
+                @Override
+                public void extendVisibility(String receiptHandle, Duration timeout, long epoch) {
+                    SqsMailbox.this.extendVisibility(receiptHandle, timeout, epoch);
+                }
+
+                @Override
+                public ReceiveOptions defaultReceiveOptions() {
+                    return defaults;
+                }
+            };
+
     /** Marks a body sent as base64 because its bytes are not text SQS accepts. */
     public static final String ENCODING_ATTRIBUTE = "mailbox-encoding";
 
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,80}");
+    /** How many of its latest deliveries an object remembers, for calls by handle. */
+    static final int MAX_TRACKED_DELIVERIES = 10_000;
+
+    private static final Logger LOG = LoggerFactory.getLogger(SqsMailbox.class);
+    private static final String FIFO_SUFFIX = ".fifo";
     private static final long MAX_WAIT_PER_CALL_SECONDS = 20;
     /**
      * How long before a receive's response the server is assumed to have handed its messages out. A long
@@ -105,27 +188,44 @@ public final class SqsMailbox<T> implements Mailbox<T> {
     private final SqsClient sqs;
     private final boolean ownsClient;
     private final String queueUrl;
+    private final boolean fifoQueue;
     private final int maxMessageBytes;
     private final ReceiveOptions defaults;
     private final MailboxCapabilities capabilities;
+    private final Fence fence;
+    /** Only on a standard queue; a FIFO queue deduplicates itself. */
+    private final @Nullable RecentSends recentSends;
+    /** The latest deliveries this object received, by receipt handle, for calls by handle. */
+    private final Map<String, SqsMessage.State> deliveries = Collections.synchronizedMap(
+            new LinkedHashMap<>() {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, SqsMessage.State> eldest) {
+                    return size() > MAX_TRACKED_DELIVERIES;
+                }
+            });
     private volatile boolean closed;
 
-    private SqsMailbox(Builder<T> b, SqsClient sqs, boolean ownsClient, String queueUrl) {
+    private SqsMailbox(Builder<T> b, SqsClient sqs, boolean ownsClient, String queueUrl, boolean fifoQueue) {
         this.name = b.name;
         this.codec = b.codec;
         this.sqs = sqs;
         this.ownsClient = ownsClient;
         this.queueUrl = queueUrl;
+        this.fifoQueue = fifoQueue;
         this.maxMessageBytes = b.maxMessageBytes;
         this.defaults = b.defaults;
+        this.fence = new Fence(name);
+        this.recentSends = fifoQueue ? null : new RecentSends(System::nanoTime);
         this.capabilities = MailboxCapabilities.builder()
                 .exactCount(false).fifo(false).detectsStaleAcknowledge(false).capacity(false).atomicDeadLetter(true)
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofSeconds(1))
+                .atomicFencing(false).durableDeduplication(fifoQueue)
                 .build();
     }
 
     /**
-     * @param name  the queue's name: 1 to 80 characters from {@code A-Z a-z 0-9 _ -}
+     * @param name  the queue's name: a portable mailbox name (see {@link Limits#mailboxNameProblem}); SQS has no
+     *              extended names
      * @param codec how bodies are encoded
      * @param <T>   the body type
      * @return a builder; give it a {@link Builder#client(SqsClient) client} or a
@@ -150,39 +250,118 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         return capabilities;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>With a {@link SendOptions#withDeduplicationId deduplication id}: on a FIFO queue the id goes to SQS
+     * as the MessageDeduplicationId, and SQS answers a duplicate with the first send's message id, whichever
+     * process or object sent it. On a standard queue, which has no such thing, this object remembers the ids
+     * it sent for {@link Limits#DEDUPLICATION_WINDOW} (up to 100,000 of them): a retry through this object is
+     * stored once, a retry through another object or after a restart is stored again. A second send with an
+     * id whose first send is still in flight waits for it.
+     *
+     * @throws IllegalArgumentException if the queue is a FIFO queue and the options have a delay
+     */
     @Override
     public String send(T body, SendOptions options) {
         Objects.requireNonNull(body, "body");
         Objects.requireNonNull(options, "options");
+        requireNoDelayOnFifo(options);
         Outgoing out = outgoing(body, options);
         ensureOpen();
-        return call("send", () -> sqs.sendMessage(r -> r.queueUrl(queueUrl).messageBody(out.body)
-                .delaySeconds(seconds(options.delay())).messageAttributes(out.attributes))).messageId();
+        String id = options.deduplicationId();
+        if (id == null || recentSends == null) {
+            return sendOne(out, options.delay(), id);
+        }
+        while (true) {
+            RecentSends.Claim claim = recentSends.claim(id);
+            if (!claim.mine()) {
+                String first = RecentSends.await(claim.send(), name);
+                if (first != null) {
+                    return first;
+                }
+                continue; // the first send failed, so this one is not a duplicate: send it
+            }
+            try {
+                String messageId = sendOne(out, options.delay(), null);
+                recentSends.stored(claim.send(), messageId);
+                return messageId;
+            } catch (RuntimeException e) {
+                recentSends.failed(id, claim.send(), e);
+                throw e;
+            }
+        }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>With a deduplication id {@code id}, message {@code i} is deduplicated under {@code id + "/" + i} as
+     * {@link #send(Object, SendOptions)} describes; on a standard queue only the messages not seen before are
+     * sent, and if all were seen nothing is.
+     *
+     * @throws IllegalArgumentException if the queue is a FIFO queue and the options have a delay
+     */
     @Override
     public List<String> sendBatch(List<? extends T> bodies, SendOptions options) {
         Objects.requireNonNull(bodies, "bodies");
         Objects.requireNonNull(options, "options");
         Limits.requireBatchSize(bodies.size(), "batch size");
-        List<SendMessageBatchRequestEntry> entries = new ArrayList<>(bodies.size());
-        for (int i = 0; i < bodies.size(); i++) {
-            Outgoing out = outgoing(Objects.requireNonNull(bodies.get(i), "bodies contains null"), options);
-            entries.add(SendMessageBatchRequestEntry.builder().id(Integer.toString(i)).messageBody(out.body)
-                    .delaySeconds(seconds(options.delay())).messageAttributes(out.attributes).build());
+        requireNoDelayOnFifo(options);
+        List<Outgoing> outs = new ArrayList<>(bodies.size());
+        for (T body : bodies) {
+            outs.add(outgoing(Objects.requireNonNull(body, "bodies contains null"), options));
         }
         ensureOpen();
-        SendMessageBatchResponse response = call("sendBatch",
-                () -> sqs.sendMessageBatch(r -> r.queueUrl(queueUrl).entries(entries)));
-        if (!response.failed().isEmpty()) {
-            // SQS stores a batch entry by entry; say exactly which ones were not stored
-            BatchResultErrorEntry first = response.failed().get(0);
-            throw new MailboxUnavailableException("SQS stored " + response.successful().size() + " of "
-                    + entries.size() + " messages of a batch to '" + name + "'; entry " + first.id() + " failed: "
-                    + first.code() + " " + first.message(), !Boolean.TRUE.equals(first.senderFault()), null);
+        String id = options.deduplicationId();
+        String[] ids = new String[outs.size()];
+        if (id == null || recentSends == null) {
+            List<Integer> all = new ArrayList<>();
+            for (int i = 0; i < outs.size(); i++) {
+                all.add(i);
+            }
+            sendEntries(outs, all, options.delay(), id, ids);
+            return List.of(ids);
         }
-        String[] ids = new String[entries.size()];
-        response.successful().forEach(e -> ids[Integer.parseInt(e.id())] = e.messageId());
+        // standard queue: send only the entries whose ids nobody claimed; an entry whose first send failed
+        // meanwhile goes round again
+        List<Integer> pending = new ArrayList<>();
+        for (int i = 0; i < outs.size(); i++) {
+            pending.add(i);
+        }
+        while (!pending.isEmpty()) {
+            Map<Integer, RecentSends.Send> mine = new LinkedHashMap<>();
+            Map<Integer, RecentSends.Send> theirs = new LinkedHashMap<>();
+            for (int i : pending) {
+                RecentSends.Claim claim = recentSends.claim(id + "/" + i);
+                (claim.mine() ? mine : theirs).put(i, claim.send());
+            }
+            pending = new ArrayList<>();
+            if (!mine.isEmpty()) {
+                try {
+                    sendEntries(outs, new ArrayList<>(mine.keySet()), options.delay(), null, ids);
+                } catch (RuntimeException e) {
+                    // the entries SQS stored are remembered; the others may be sent again
+                    mine.forEach((i, send) -> {
+                        if (ids[i] != null) {
+                            recentSends.stored(send, ids[i]);
+                        } else {
+                            recentSends.failed(id + "/" + i, send, e);
+                        }
+                    });
+                    throw e;
+                }
+                mine.forEach((i, send) -> recentSends.stored(send, ids[i]));
+            }
+            for (Map.Entry<Integer, RecentSends.Send> e : theirs.entrySet()) {
+                String first = RecentSends.await(e.getValue(), name);
+                if (first == null) {
+                    pending.add(e.getKey());
+                } else {
+                    ids[e.getKey()] = first;
+                }
+            }
+        }
         return List.of(ids);
     }
 
@@ -193,8 +372,19 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
     @Override
     public List<Message<T>> receive(ReceiveOptions options) {
+        return receive(options, 0);
+    }
+
+    /**
+     * A receive, fenced at {@code epoch} unless it is 0. It cannot hold the fence's lock through a long poll,
+     * so it is checked twice: before the first SQS call, and when messages arrive. If the fence rose above
+     * {@code epoch} in between, the messages are not handed to this stale caller: they are made visible again
+     * (best effort, see {@link #fenced(long)}) and the call throws.
+     */
+    List<Message<T>> receive(ReceiveOptions options, long epoch) {
         Objects.requireNonNull(options, "options");
         ensureOpen();
+        fence.admit(epoch);
         long deadline = System.nanoTime() + options.waitTime().toNanos();
         int visibility = seconds(options.visibilityTimeout());
         long visibilityNanos = options.visibilityTimeout().toNanos();
@@ -209,38 +399,255 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                     .messageSystemAttributeNames(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT,
                             MessageSystemAttributeName.SENT_TIMESTAMP)));
             if (response.hasMessages() && !response.messages().isEmpty()) {
+                long raised = fence.value();
+                if (epoch != 0 && raised > epoch) {
+                    handBack(response.messages());
+                    throw new FencedException(name, epoch, raised);
+                }
                 long handedOut = Math.max(requestStart, System.nanoTime() - HANDOUT_ALLOWANCE_NANOS);
                 List<Message<T>> out = new ArrayList<>(response.messages().size());
-                response.messages().forEach(m -> out.add(incoming(m, handedOut + visibilityNanos)));
+                response.messages().forEach(m -> out.add(incoming(m, handedOut + visibilityNanos, epoch)));
                 return out;
             }
+            // nothing received, so nothing to undo; a holder that lost the mailbox learns it now
+            fence.check(epoch);
             if (closed || deadline - System.nanoTime() <= 0) {
                 return List.of();
             }
         }
     }
 
+    /**
+     * Makes messages a fenced-out receive got visible again at once. Best effort: if SQS cannot be reached
+     * they stay invisible until their visibility timeout ends, like the messages of a consumer that died;
+     * either way the delivery was counted (ApproximateReceiveCount, which a redrive policy reads).
+     */
+    private void handBack(List<software.amazon.awssdk.services.sqs.model.Message> messages) {
+        List<ChangeMessageVisibilityBatchRequestEntry> entries = new ArrayList<>(messages.size());
+        for (int i = 0; i < messages.size(); i++) {
+            entries.add(ChangeMessageVisibilityBatchRequestEntry.builder().id(Integer.toString(i))
+                    .receiptHandle(messages.get(i).receiptHandle()).visibilityTimeout(0).build());
+        }
+        try {
+            ChangeMessageVisibilityBatchResponse response = sqs.changeMessageVisibilityBatch(r -> r
+                    .queueUrl(queueUrl).entries(entries));
+            for (BatchResultErrorEntry e : response.failed()) {
+                LOG.warn("mailbox '{}': could not make a message received by a fenced-out holder visible again"
+                        + " ({} {}); it stays invisible until its visibility timeout ends", name, e.code(), e.message());
+            }
+        } catch (SdkException e) {
+            LOG.warn("mailbox '{}': could not make {} messages received by a fenced-out holder visible again;"
+                    + " they stay invisible until their visibility timeout ends", name, messages.size(), e);
+        }
+    }
+
     @Override
     public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages) {
+        return acknowledgeBatch(messages, 0);
+    }
+
+    /**
+     * A batch acknowledge, fenced at the highest of {@code epoch} and the epochs the messages were received
+     * under; a message received under a lower one makes the whole batch refused. Deliveries this object knows
+     * to be stale are not sent: they are returned as stale at once.
+     */
+    List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long epoch) {
         Objects.requireNonNull(messages, "messages");
         Limits.requireBatchSize(messages.size(), "batch size");
-        List<DeleteMessageBatchRequestEntry> entries = new ArrayList<>(messages.size());
-        for (int i = 0; i < messages.size(); i++) {
-            entries.add(DeleteMessageBatchRequestEntry.builder().id(Integer.toString(i))
-                    .receiptHandle(own(messages.get(i)).receiptHandle()).build());
+        List<SqsMessage<T>> own = new ArrayList<>(messages.size());
+        long highest = epoch;
+        for (Message<T> m : messages) {
+            SqsMessage<T> sm = own(m);
+            own.add(sm);
+            highest = Math.max(highest, sm.epoch());
         }
         ensureOpen();
-        DeleteMessageBatchResponse response = call("acknowledgeBatch",
-                () -> sqs.deleteMessageBatch(r -> r.queueUrl(queueUrl).entries(entries)));
-        List<Message<T>> stale = new ArrayList<>();
-        for (BatchResultErrorEntry e : response.failed()) {
-            if (!"ReceiptHandleIsInvalid".equals(e.code())) {
-                throw new MailboxUnavailableException("SQS failed to delete a message of '" + name + "': " + e.code()
-                        + " " + e.message(), !Boolean.TRUE.equals(e.senderFault()), null);
+        return fence.call(highest, () -> {
+            // the fence is now `highest`: a message received under a lower epoch is a stale holder's
+            for (SqsMessage<T> m : own) {
+                fence.check(m.epoch());
             }
-            stale.add(messages.get(Integer.parseInt(e.id())));
+            List<Message<T>> stale = new ArrayList<>();
+            List<DeleteMessageBatchRequestEntry> entries = new ArrayList<>(own.size());
+            for (int i = 0; i < own.size(); i++) {
+                SqsMessage<T> m = own.get(i);
+                boolean current;
+                synchronized (m.state()) {
+                    current = m.state().current();
+                }
+                if (current) {
+                    entries.add(DeleteMessageBatchRequestEntry.builder().id(Integer.toString(i))
+                            .receiptHandle(m.receiptHandle()).build());
+                }
+            }
+            if (entries.isEmpty()) {
+                return new ArrayList<>(own);
+            }
+            DeleteMessageBatchResponse response = call("acknowledgeBatch",
+                    () -> sqs.deleteMessageBatch(r -> r.queueUrl(queueUrl).entries(entries)));
+            boolean[] refused = new boolean[own.size()];
+            for (BatchResultErrorEntry e : response.failed()) {
+                if (!"ReceiptHandleIsInvalid".equals(e.code())) {
+                    throw new MailboxUnavailableException("SQS failed to delete a message of '" + name + "': " + e.code()
+                            + " " + e.message(), !Boolean.TRUE.equals(e.senderFault()), null);
+                }
+                refused[Integer.parseInt(e.id())] = true;
+            }
+            boolean[] sent = new boolean[own.size()];
+            entries.forEach(e -> sent[Integer.parseInt(e.id())] = true);
+            for (int i = 0; i < own.size(); i++) {
+                SqsMessage<T> m = own.get(i);
+                if (sent[i] && !refused[i]) {
+                    synchronized (m.state()) {
+                        m.state().finish("acknowledged");
+                    }
+                } else {
+                    stale.add(m);
+                }
+            }
+            return stale;
+        });
+    }
+
+    // ---- by receipt handle
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>SQS answers a handle it does not know and a stale one alike (ReceiptHandleIsInvalid), so both throw
+     * {@link ReceiptHandleExpiredException}; only a string that cannot be an SQS handle at all (empty, or
+     * other than printable ASCII) throws {@link IllegalArgumentException}. See the class comment for which
+     * stale handles are detected.
+     */
+    @Override
+    public void acknowledge(String receiptHandle) {
+        acknowledge(receiptHandle, 0);
+    }
+
+    /** {@inheritDoc} See {@link #acknowledge(String)} for which handles are refused. */
+    @Override
+    public void nack(String receiptHandle, Duration visibilityTimeout) {
+        nack(receiptHandle, visibilityTimeout, 0);
+    }
+
+    /** {@inheritDoc} See {@link #acknowledge(String)} for which handles are refused. */
+    @Override
+    public void extendVisibility(String receiptHandle, Duration timeout) {
+        extendVisibility(receiptHandle, timeout, 0);
+    }
+
+    void acknowledge(String receiptHandle, long epoch) {
+        // not refused here for a lapsed deadline: this object cannot see an extend made through another
+        // one, and a false refusal would have the message processed twice, while a real lapse is harmless to
+        // acknowledge unless the message was delivered again, which SQS itself refuses
+        acknowledge(requireHandle(receiptHandle), deliveries.get(receiptHandle), false, epoch);
+    }
+
+    void nack(String receiptHandle, Duration visibilityTimeout, long epoch) {
+        nack(requireHandle(receiptHandle), visibilityTimeout, deliveries.get(receiptHandle), epoch);
+    }
+
+    void extendVisibility(String receiptHandle, Duration timeout, long epoch) {
+        extendVisibility(requireHandle(receiptHandle), timeout, deliveries.get(receiptHandle), epoch);
+    }
+
+    // ---- one delivery: by handle, or on the message (then with its state, which this object always knows)
+
+    void acknowledge(String handle, SqsMessage.@Nullable State state, boolean deadline, long epoch) {
+        ensureOpen();
+        fence.run(epoch, () -> {
+            if (state == null) {
+                deleteMessage(handle);
+                return;
+            }
+            synchronized (state) {
+                state.requireCurrent(handle, name, deadline);
+                deleteMessage(handle);
+                state.finish("acknowledged");
+            }
+        });
+    }
+
+    void nack(String handle, Duration visibilityTimeout, SqsMessage.@Nullable State state, long epoch) {
+        Limits.requireVisibilityTimeout(visibilityTimeout, "visibilityTimeout");
+        ensureOpen();
+        fence.run(epoch, () -> {
+            if (state == null) {
+                changeVisibility(handle, visibilityTimeout, "nack");
+                return;
+            }
+            synchronized (state) {
+                state.requireCurrent(handle, name, true);
+                changeVisibility(handle, visibilityTimeout, "nack");
+                state.finish("nacked");
+            }
+        });
+    }
+
+    void extendVisibility(String handle, Duration timeout, SqsMessage.@Nullable State state, long epoch) {
+        Limits.requireVisibilityTimeout(timeout, "timeout");
+        ensureOpen();
+        fence.run(epoch, () -> {
+            if (state == null) {
+                changeVisibility(handle, timeout, "extendVisibility");
+                return;
+            }
+            synchronized (state) {
+                state.requireCurrent(handle, name, true);
+                long start = System.nanoTime();
+                changeVisibility(handle, timeout, "extendVisibility");
+                state.extendedAt(start, timeout);
+            }
+        });
+    }
+
+    private void deleteMessage(String handle) {
+        call("acknowledge", handle, () -> sqs.deleteMessage(r -> r.queueUrl(queueUrl).receiptHandle(handle)));
+    }
+
+    private void changeVisibility(String handle, Duration timeout, String operation) {
+        call(operation, handle, () -> sqs.changeMessageVisibility(r -> r
+                .queueUrl(queueUrl).receiptHandle(handle).visibilityTimeout(seconds(timeout))));
+    }
+
+    private String requireHandle(String receiptHandle) {
+        Objects.requireNonNull(receiptHandle, "receiptHandle");
+        boolean printableAscii = !receiptHandle.isEmpty()
+                && receiptHandle.chars().allMatch(c -> c > 0x20 && c < 0x7f);
+        if (!printableAscii) {
+            String shown = receiptHandle.length() > 200 ? receiptHandle.substring(0, 200) + "..." : receiptHandle;
+            throw new IllegalArgumentException("'" + shown + "' is not an SQS receipt handle (one or more printable"
+                    + " ASCII characters) of mailbox '" + name + "'");
         }
-        return stale;
+        return receiptHandle;
+    }
+
+    // ---- fencing
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p><b>On SQS the fence is this object's</b> ({@code capabilities().atomicFencing() == false}): SQS has no
+     * conditional writes to store it with the messages. It is checked and raised atomically with respect to
+     * every other call through this object, and a raise waits for the calls already admitted under an older
+     * epoch to finish; so once a call under an epoch has started, no acknowledge, nack or extend under an
+     * older epoch made through this object reaches SQS. Calls through another {@code SqsMailbox} (another
+     * process, or this one after a restart, which starts with no fence) are not fenced by it: the guarantee
+     * holds for everyone only when all of a queue's holders call through one object, as they do when a
+     * mailbox node owns the queue and every client goes through the node.
+     *
+     * <p>A receive is the one fenced call that does not hold the fence through its SQS call, since a long
+     * poll would stall the new holder for up to 20 s: it is checked before it starts and again when its
+     * messages arrive. If the fence rose above the view's epoch in between, the messages are not handed to
+     * the stale caller: they are made visible again at once (ChangeMessageVisibility to 0) and the receive
+     * throws {@link FencedException}. That undo is best effort: if it fails the messages stay invisible until
+     * their visibility timeout ends, and either way SQS counted the delivery (a redrive policy's
+     * maxReceiveCount sees it). A receive whose messages arrived before the rise returns them; the holder
+     * then finds its acknowledges refused, and the messages come back when their visibility ends.
+     */
+    @Override
+    public Mailbox<T> fenced(long epoch) {
+        return new dev.mailbox.api.spi.FencedView<>(this, fencedCalls, epoch);
     }
 
     @Override
@@ -278,18 +685,81 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         return "SqsMailbox[" + name + ", " + queueUrl + "]";
     }
 
-    // ---- one delivery
+    // ---- sending
 
-    void delete(SqsMessage<T> m) {
-        ensureOpen();
-        call("acknowledge", m.receiptHandle(),
-                () -> sqs.deleteMessage(r -> r.queueUrl(queueUrl).receiptHandle(m.receiptHandle())));
+    private void requireNoDelayOnFifo(SendOptions options) {
+        if (fifoQueue && !options.delay().isZero()) {
+            throw new IllegalArgumentException("mailbox '" + name + "' is an SQS FIFO queue, which takes no"
+                    + " per-message delay (was " + options.delay() + "); set the queue's DelaySeconds instead");
+        }
     }
 
-    void changeVisibility(SqsMessage<T> m, Duration timeout, String operation) {
-        ensureOpen();
-        call(operation, m.receiptHandle(), () -> sqs.changeMessageVisibility(r -> r
-                .queueUrl(queueUrl).receiptHandle(m.receiptHandle()).visibilityTimeout(seconds(timeout))));
+    /** @param deduplicationId the caller's id, for a FIFO queue; null to send without */
+    private String sendOne(Outgoing out, Duration delay, @Nullable String deduplicationId) {
+        SendMessageRequest.Builder request = SendMessageRequest.builder().queueUrl(queueUrl).messageBody(out.body)
+                .messageAttributes(out.attributes);
+        if (fifoQueue) {
+            String token = fifoToken(deduplicationId != null ? deduplicationId : UUID.randomUUID().toString());
+            request.messageDeduplicationId(token).messageGroupId(token);
+        } else {
+            request.delaySeconds(seconds(delay));
+        }
+        return call("send", () -> sqs.sendMessage(request.build())).messageId();
+    }
+
+    /**
+     * Sends the entries {@code indices} of {@code outs} in one batch and puts their message ids in
+     * {@code ids}, leaving a failed entry's null.
+     *
+     * @param deduplicationId the caller's id, for a FIFO queue (entry {@code i} is sent under
+     *                        {@code id + "/" + i}); null to send without
+     * @throws MailboxUnavailableException if SQS stored only some entries (the others' ids are filled in)
+     */
+    private void sendEntries(List<Outgoing> outs, List<Integer> indices, Duration delay,
+                             @Nullable String deduplicationId, String[] ids) {
+        List<SendMessageBatchRequestEntry> entries = new ArrayList<>(indices.size());
+        for (int i : indices) {
+            Outgoing out = outs.get(i);
+            SendMessageBatchRequestEntry.Builder entry = SendMessageBatchRequestEntry.builder().id(Integer.toString(i))
+                    .messageBody(out.body).messageAttributes(out.attributes);
+            if (fifoQueue) {
+                String token = fifoToken(deduplicationId != null ? deduplicationId + "/" + i
+                        : UUID.randomUUID().toString());
+                entry.messageDeduplicationId(token).messageGroupId(token);
+            } else {
+                entry.delaySeconds(seconds(delay));
+            }
+            entries.add(entry.build());
+        }
+        SendMessageBatchResponse response = call("sendBatch",
+                () -> sqs.sendMessageBatch(r -> r.queueUrl(queueUrl).entries(entries)));
+        for (SendMessageBatchResultEntry e : response.successful()) {
+            ids[Integer.parseInt(e.id())] = e.messageId();
+        }
+        if (!response.failed().isEmpty()) {
+            // SQS stores a batch entry by entry; say exactly which ones were not stored
+            BatchResultErrorEntry first = response.failed().get(0);
+            throw new MailboxUnavailableException("SQS stored " + response.successful().size() + " of "
+                    + entries.size() + " messages of a batch to '" + name + "'; entry " + first.id() + " failed: "
+                    + first.code() + " " + first.message(), !Boolean.TRUE.equals(first.senderFault()), null);
+        }
+    }
+
+    /**
+     * The MessageDeduplicationId (and MessageGroupId) for a deduplication id. Both allow 128 characters, and a
+     * batch's {@code id + "/" + i} can be two more, so a longer one is replaced by its SHA-256: the same id
+     * always maps to the same token, whichever process sends it.
+     */
+    private static String fifoToken(String id) {
+        if (id.length() <= Limits.MAX_DEDUPLICATION_ID_LENGTH) {
+            return id;
+        }
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8));
+            return "sha256:" + HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JVM has SHA-256", e);
+        }
     }
 
     // ---- encoding
@@ -319,9 +789,9 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                 throw new MessageTooLargeException(name, size, maxMessageBytes);
             }
         }
+        // a value in the typed form ({sqs:Number}12.5, {sqs:Binary}AAEC) goes to SQS with its type
         Map<String, MessageAttributeValue> sqsAttributes = new LinkedHashMap<>();
-        attributes.forEach((k, v) -> sqsAttributes.put(k,
-                MessageAttributeValue.builder().dataType("String").stringValue(v).build()));
+        attributes.forEach((k, v) -> sqsAttributes.put(k, TypedAttributes.toSqs(v)));
         return new Outgoing(text, sqsAttributes);
     }
 
@@ -342,14 +812,14 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         }
     }
 
-    private SqsMessage<T> incoming(software.amazon.awssdk.services.sqs.model.Message m, long deadlineNanos) {
+    private SqsMessage<T> incoming(software.amazon.awssdk.services.sqs.model.Message m, long deadlineNanos, long epoch) {
         Map<String, String> attributes = new LinkedHashMap<>();
         boolean base64 = false;
         for (Map.Entry<String, MessageAttributeValue> e : m.messageAttributes().entrySet()) {
             if (e.getKey().equals(ENCODING_ATTRIBUTE)) {
                 base64 = "base64".equals(e.getValue().stringValue());
             } else {
-                attributes.put(e.getKey(), e.getValue().stringValue());
+                attributes.put(e.getKey(), TypedAttributes.fromSqs(e.getValue()));
             }
         }
         Object body;
@@ -364,8 +834,10 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         int count = Integer.parseInt(system.getOrDefault(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT, "1"));
         Instant sent = Instant.ofEpochMilli(Long.parseLong(system.getOrDefault(MessageSystemAttributeName.SENT_TIMESTAMP,
                 Long.toString(System.currentTimeMillis()))));
+        SqsMessage.State state = new SqsMessage.State(m.messageId(), deadlineNanos);
+        deliveries.put(m.receiptHandle(), state);
         return new SqsMessage<>(this, m.messageId(), m.receiptHandle(), count, sent,
-                Collections.unmodifiableMap(attributes), body, deadlineNanos);
+                Collections.unmodifiableMap(attributes), body, state, epoch);
     }
 
     private SqsMessage<T> own(Message<T> m) {
@@ -404,6 +876,14 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         } catch (SqsException e) {
             int status = e.statusCode();
             String code = e.awsErrorDetails() == null ? "" : e.awsErrorDetails().errorCode();
+            String detail = e.awsErrorDetails() == null ? "" : String.valueOf(e.awsErrorDetails().errorMessage());
+            if (!receiptHandle.isEmpty() && "InvalidParameterValue".equals(code)
+                    && detail.toLowerCase(java.util.Locale.ROOT).contains("receipthandle")) {
+                // AWS refuses a ChangeMessageVisibility on an expired handle this way ("Value ... for parameter
+                // ReceiptHandle is invalid. Reason: The receipt handle has expired.")
+                throw new ReceiptHandleExpiredException(receiptHandle, "receipt handle " + receiptHandle + " given to "
+                        + operation + " on mailbox '" + name + "' is stale: " + detail);
+            }
             boolean retryable = status >= 500 || status == 429 || e.isThrottlingException()
                     || "RequestThrottled".equals(code) || "ServiceUnavailable".equals(code);
             if (retryable) {
@@ -442,12 +922,7 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         private @Nullable RedrivePolicy redrivePolicy;
 
         private Builder(String name, Codec<T> codec) {
-            Objects.requireNonNull(name, "name");
-            if (!NAME.matcher(name).matches()) {
-                throw new IllegalArgumentException("SQS queue names are 1 to 80 characters from A-Z, a-z, 0-9, '_'"
-                        + " and '-', was '" + name + "'");
-            }
-            this.name = name;
+            this.name = Limits.requireMailboxName(name, false);
             this.codec = Objects.requireNonNull(codec, "codec");
         }
 
@@ -508,7 +983,9 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
         /**
          * @param attribute a queue attribute to create the queue with, such as VisibilityTimeout,
-         *                  MessageRetentionPeriod or MaximumMessageSize
+         *                  MessageRetentionPeriod or MaximumMessageSize; with FifoQueue {@code "true"} the queue is
+         *                  a FIFO queue named (found or created) as the mailbox's name plus {@code .fifo}, so the
+         *                  mailbox's name can have at most 75 characters (see {@link SqsMailbox})
          * @param value     its value
          * @return this builder
          */
@@ -584,13 +1061,14 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                             + redrivePolicy.maxReceiveCount() + "\"}";
                     sqs.setQueueAttributes(r -> r.queueUrl(url).attributes(Map.of(QueueAttributeName.REDRIVE_POLICY, json)));
                 }
-                String max = sqs.getQueueAttributes(r -> r.queueUrl(url).attributeNames(QueueAttributeName.MAXIMUM_MESSAGE_SIZE))
-                        .attributes().get(QueueAttributeName.MAXIMUM_MESSAGE_SIZE);
+                Map<QueueAttributeName, String> attributes = sqs.getQueueAttributes(r -> r.queueUrl(url)
+                        .attributeNames(QueueAttributeName.MAXIMUM_MESSAGE_SIZE, QueueAttributeName.FIFO_QUEUE)).attributes();
+                String max = attributes.get(QueueAttributeName.MAXIMUM_MESSAGE_SIZE);
                 if (max != null && maxMessageBytes > Integer.parseInt(max)) {
                     throw new IllegalArgumentException("maxMessageBytes " + maxMessageBytes + " is more than queue '"
                             + name + "' allows (MaximumMessageSize " + max + ")");
                 }
-                return new SqsMailbox<>(this, sqs, owns, url);
+                return new SqsMailbox<>(this, sqs, owns, url, "true".equals(attributes.get(QueueAttributeName.FIFO_QUEUE)));
             } catch (RuntimeException e) {
                 if (owns) {
                     sqs.close();
@@ -611,14 +1089,21 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         }
 
         private String resolve(SqsClient sqs) {
+            // SQS requires a FIFO queue's name to end in .fifo, which a portable mailbox name cannot hold
+            String queueName = "true".equals(queueAttributes.get(QueueAttributeName.FIFO_QUEUE)) ? name + FIFO_SUFFIX : name;
+            if (queueName.length() > Limits.MAX_NAME_LENGTH) {
+                throw new IllegalArgumentException("mailbox '" + name + "' on an SQS FIFO queue can have at most "
+                        + (Limits.MAX_NAME_LENGTH - FIFO_SUFFIX.length()) + " characters: the queue's name is the"
+                        + " mailbox's plus '" + FIFO_SUFFIX + "', and SQS allows " + Limits.MAX_NAME_LENGTH);
+            }
             try {
-                return sqs.getQueueUrl(r -> r.queueName(name)).queueUrl();
+                return sqs.getQueueUrl(r -> r.queueName(queueName)).queueUrl();
             } catch (QueueDoesNotExistException e) {
                 if (!create) {
-                    throw new MailboxException("SQS queue '" + name + "' does not exist; create it, or build the"
+                    throw new MailboxException("SQS queue '" + queueName + "' does not exist; create it, or build the"
                             + " mailbox with createIfMissing(true)", e);
                 }
-                return sqs.createQueue(r -> r.queueName(name).attributes(queueAttributes)).queueUrl();
+                return sqs.createQueue(r -> r.queueName(queueName).attributes(queueAttributes)).queueUrl();
             }
         }
     }

@@ -4,8 +4,10 @@ import dev.mailbox.api.Mailbox;
 import dev.mailbox.testkit.MailboxContract;
 import dev.mailbox.testkit.MailboxSpec;
 import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /** The contract on an SQS endpoint; subclasses say which. */
@@ -14,12 +16,20 @@ abstract class SqsContractTest extends MailboxContract {
     /** @return a client for the endpoint under test */
     abstract SqsClient client();
 
+    /** @return whether the queues under test are FIFO queues */
+    boolean fifo() {
+        return false;
+    }
+
     @Override
     protected final <T> Mailbox<T> createMailbox(MailboxSpec<T> spec) {
         SqsMailbox.Builder<T> b = SqsMailbox.builder(spec.name(), spec.codec())
                 .client(client())
                 .createIfMissing(true)
                 .maxMessageBytes(spec.maxMessageBytes());
+        if (fifo()) {
+            b.queueAttribute(QueueAttributeName.FIFO_QUEUE, "true");
+        }
         if (spec.capacity() > 0) {
             b.capacity(spec.capacity()); // SQS refuses, as the contract expects of a backend without capacity
         }
@@ -27,6 +37,18 @@ abstract class SqsContractTest extends MailboxContract {
             b.redrivePolicy(spec.redrivePolicy());
         }
         return b.build();
+    }
+
+    /** A second SqsMailbox on the same queue, as another process would build it: its own fence and send ids. */
+    @Override
+    protected <T> Optional<Mailbox<T>> reopen(MailboxSpec<T> spec) {
+        SqsMailbox.Builder<T> b = SqsMailbox.builder(spec.name(), spec.codec())
+                .client(client())
+                .maxMessageBytes(spec.maxMessageBytes());
+        if (fifo()) {
+            b.queueAttribute(QueueAttributeName.FIFO_QUEUE, "true");
+        }
+        return Optional.of(b.build());
     }
 
     /** Deletes the queue, so the server does not fill up with test queues. */

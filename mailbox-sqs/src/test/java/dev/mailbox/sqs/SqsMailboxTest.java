@@ -1,5 +1,8 @@
 package dev.mailbox.sqs;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.MailboxException;
 import dev.mailbox.api.Message;
@@ -8,6 +11,14 @@ import dev.mailbox.api.ReceiptHandleExpiredException;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.SerializationException;
+import dev.mailbox.json.JsonCodec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -19,17 +30,6 @@ import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
-
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class SqsMailboxTest {
 
@@ -148,7 +148,7 @@ class SqsMailboxTest {
     @DisplayName("an undecodable stored body surfaces from body(), not from receive")
     void undecodable() {
         SqsMailbox<String> raw = mailbox("json", Codec.utf8());
-        SqsMailbox<Integer> typed = SqsMailbox.builder(raw.name(), Codec.json(Integer.class)).client(counted).build();
+        SqsMailbox<Integer> typed = SqsMailbox.builder(raw.name(), JsonCodec.of(Integer.class)).client(counted).build();
         raw.send("not a number");
         Message<Integer> got = typed.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(5))).get(0);
         assertThatThrownBy(got::body).isInstanceOf(SerializationException.class);

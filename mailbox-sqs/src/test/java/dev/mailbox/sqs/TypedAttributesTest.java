@@ -1,0 +1,96 @@
+package dev.mailbox.sqs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.mailbox.api.Codec;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.SendOptions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.core.SdkBytes;
+import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
+
+/** Number and Binary message attributes keep their type through SqsMailbox, both ways. */
+class TypedAttributesTest {
+
+    private final SqsClient sqs = SharedElasticMq.client();
+    private SqsMailbox<String> mailbox;
+
+    @AfterEach
+    void deleteQueue() {
+        if (mailbox != null) {
+            mailbox.close();
+            sqs.deleteQueue(r -> r.queueUrl(mailbox.queueUrl()));
+        }
+    }
+
+    private SqsMailbox<String> newMailbox() {
+        mailbox = SqsMailbox.builder("typed-" + UUID.randomUUID().toString().substring(0, 8), Codec.utf8())
+                .client(sqs).createIfMissing(true).build();
+        return mailbox;
+    }
+
+    private static MessageAttributeValue text(String type, String value) {
+        return MessageAttributeValue.builder().dataType(type).stringValue(value).build();
+    }
+
+    private static MessageAttributeValue binary(String type, byte[] value) {
+        return MessageAttributeValue.builder().dataType(type).binaryValue(SdkBytes.fromByteArray(value)).build();
+    }
+
+    @Test
+    @DisplayName("attributes an SDK client sent with types arrive typed in Message.attributes(), none dropped")
+    void fromSqs() {
+        SqsMailbox<String> m = newMailbox();
+        sqs.sendMessage(r -> r.queueUrl(m.queueUrl()).messageBody("x").messageAttributes(Map.of(
+                "plain", text("String", "acme"),
+                "looksTyped", text("String", "{sqs:Number}1"),
+                "price", text("Number", "12.50"),
+                "count", text("Number.int", "7"),
+                "blob", binary("Binary", new byte[] {0, 1, 2, (byte) 0xff}),
+                "png", binary("Binary.png", new byte[] {(byte) 0x89, 'P', 'N', 'G'}))));
+
+        Message<String> got = m.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(5))).get(0);
+
+        assertThat(got.attributes()).containsExactlyInAnyOrderEntriesOf(Map.of(
+                "plain", "acme",
+                "looksTyped", "{sqs:String}{sqs:Number}1",
+                "price", "{sqs:Number}12.50",
+                "count", "{sqs:Number.int}7",
+                "blob", "{sqs:Binary}AAEC/w==",
+                "png", "{sqs:Binary.png}iVBORw=="));
+    }
+
+    @Test
+    @DisplayName("attribute values in the typed form go to SQS with their type, and come back to SqsMailbox unchanged")
+    void toSqsAndBack() {
+        SqsMailbox<String> m = newMailbox();
+        Map<String, String> attributes = Map.of(
+                "plain", "acme",
+                "escaped", "{sqs:String}{sqs:Binary}AAEC",
+                "notTyped", "{sqs:Binary}not base64!",
+                "price", "{sqs:Number}12.50",
+                "blob", "{sqs:Binary}AAEC/w==");
+        m.send("x", SendOptions.defaults().withAttributes(attributes));
+
+        software.amazon.awssdk.services.sqs.model.Message raw = sqs.receiveMessage(r -> r.queueUrl(m.queueUrl())
+                .messageAttributeNames("All").visibilityTimeout(0).waitTimeSeconds(5)).messages().get(0);
+        assertThat(raw.messageAttributes()).containsExactlyInAnyOrderEntriesOf(Map.of(
+                "plain", text("String", "acme"),
+                "escaped", text("String", "{sqs:Binary}AAEC"),
+                "notTyped", text("String", "{sqs:Binary}not base64!"),
+                "price", text("Number", "12.50"),
+                "blob", binary("Binary", new byte[] {0, 1, 2, (byte) 0xff})));
+
+        List<Message<String>> again = m.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(5)));
+        assertThat(again).hasSize(1);
+        assertThat(again.get(0).attributes()).isEqualTo(attributes);
+    }
+}
