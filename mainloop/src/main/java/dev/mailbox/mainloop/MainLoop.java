@@ -62,6 +62,13 @@ import org.slf4j.LoggerFactory;
  * runner. A loop runs on one thread at a time and can be run again after {@code run} returns, until it
  * is closed.
  *
+ * <h2>Round trips</h2>
+ * When every worker is busy, the receiving thread waits for one to finish and then receives at once; a
+ * worker that finishes then leaves its acknowledgement (sent after the reply, as always) to that receive,
+ * which carries it ({@link Mailbox#acknowledgeAndReceive}: on Redis one round trip for both). Otherwise,
+ * and whenever the loop stops, workers acknowledge on their own. A handle found stale either way is
+ * logged, and the request, if it comes back, is answered from memory.
+ *
  * <h2>Metrics</h2>
  * Micrometer meters, tagged with the request mailbox's name: {@code mainloop.requests} (counter,
  * tagged {@code outcome}: success, error, deadline_exceeded, retried, dead_lettered, duplicate,
@@ -166,6 +173,28 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
      * @throws MailboxException      if receiving fails with an error that is not retryable
      */
     public long run(long maxIterations) {
+        return run(maxIterations, requests);
+    }
+
+    /**
+     * Runs like {@link #run()}, as the holder of the request mailbox's lease at fencing epoch {@code epoch}
+     * (see {@link Mailbox#fenced}): requests are received, and acknowledged or nacked, through
+     * {@code requests.fenced(epoch)}. Once a holder of a later lease has used the mailbox, this loop's
+     * receive is refused with {@link dev.mailbox.api.FencedException} and the loop stops with it; a result
+     * it can no longer acknowledge is not acknowledged (the request returns after its visibility timeout,
+     * to the new holder). {@code LeasedRunner} runs its loop this way.
+     *
+     * @param epoch the lease's epoch, 1 or more
+     * @return how many requests were taken from the mailbox
+     * @throws IllegalStateException             if the loop is running already or is closed
+     * @throws dev.mailbox.api.FencedException   once a later lease holder has used the mailbox
+     * @throws MailboxException                  if receiving fails with another error that is not retryable
+     */
+    public long runFenced(long epoch) {
+        return run(Long.MAX_VALUE, requests.fenced(epoch));
+    }
+
+    private long run(long maxIterations, Mailbox<MainLoopRequest<Req>> source) {
         if (maxIterations < 1) {
             throw new IllegalArgumentException("maxIterations must be 1 or more, was " + maxIterations);
         }
@@ -177,7 +206,7 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
             if (current != null) {
                 throw new IllegalStateException("MainLoop '" + name() + "' is already running");
             }
-            run = new Run<>(this, Thread.currentThread());
+            run = new Run<>(this, Thread.currentThread(), source);
             current = run;
         }
         try {

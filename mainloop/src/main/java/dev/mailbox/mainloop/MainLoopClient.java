@@ -9,7 +9,6 @@ import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.SerializationException;
 import dev.mailbox.api.TimeSource;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
@@ -172,10 +171,14 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
 
     private void receiveLoop() {
         int failures = 0;
+        // the results delivered last time, acknowledged with the next receive (one round trip on Redis)
+        List<Message<MainLoopResult<Res>>> done = List.of();
         while (open) {
             List<Message<MainLoopResult<Res>>> got;
             try {
-                got = responses.receive(receiveOptions);
+                got = responses.acknowledgeAndReceive(done, receiveOptions, stale ->
+                        LOG.debug("result message {} in '{}' was delivered but its handle had gone stale; if it comes"
+                                + " again it is dropped", stale.id(), responses.name()));
                 failures = 0;
             } catch (MailboxException e) {
                 if (!open) {
@@ -190,20 +193,19 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
                         break;
                     }
                 }
-                continue;
+                continue; // done goes again: if the failed call had acknowledged them, they are reported stale
             }
-            List<Message<MainLoopResult<Res>>> done = new ArrayList<>(got.size());
             for (Message<MainLoopResult<Res>> m : got) {
                 deliver(m);
-                done.add(m);
             }
-            if (!done.isEmpty()) {
-                try {
-                    responses.acknowledgeBatch(done);
-                } catch (RuntimeException e) {
-                    LOG.debug("acknowledging results in '{}' failed; they may come again and are then dropped: {}",
-                            responses.name(), e.toString());
-                }
+            done = got;
+        }
+        if (!done.isEmpty()) {
+            try {
+                responses.acknowledgeBatch(done);
+            } catch (RuntimeException e) {
+                LOG.debug("acknowledging results in '{}' failed; they may come again and are then dropped: {}",
+                        responses.name(), e.toString());
             }
         }
     }

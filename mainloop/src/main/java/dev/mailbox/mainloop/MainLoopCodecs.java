@@ -2,6 +2,7 @@ package dev.mailbox.mainloop;
 
 import com.fasterxml.jackson.databind.type.TypeFactory;
 import dev.mailbox.api.Codec;
+import dev.mailbox.json.JsonCodec;
 
 /**
  * JSON codecs for the MainLoop envelopes around a caller's own types, for building the mailboxes a
@@ -18,7 +19,7 @@ public final class MainLoopCodecs {
      * @return a JSON codec for requests with that body
      */
     public static <Req> Codec<MainLoopRequest<Req>> requests(Class<Req> body) {
-        return Codec.json(TypeFactory.defaultInstance().constructParametricType(MainLoopRequest.class, body));
+        return JsonCodec.of(TypeFactory.defaultInstance().constructParametricType(MainLoopRequest.class, body));
     }
 
     /**
@@ -27,7 +28,7 @@ public final class MainLoopCodecs {
      * @return a JSON codec for results with that response
      */
     public static <Res> Codec<MainLoopResult<Res>> results(Class<Res> response) {
-        return Codec.json(TypeFactory.defaultInstance().constructParametricType(MainLoopResult.class, response));
+        return JsonCodec.of(TypeFactory.defaultInstance().constructParametricType(MainLoopResult.class, response));
     }
 
     /**
@@ -36,6 +37,6 @@ public final class MainLoopCodecs {
      * @return a JSON codec for dead letters of requests with that body
      */
     public static <Req> Codec<DeadLetter<Req>> deadLetters(Class<Req> body) {
-        return Codec.json(TypeFactory.defaultInstance().constructParametricType(DeadLetter.class, body));
+        return JsonCodec.of(TypeFactory.defaultInstance().constructParametricType(DeadLetter.class, body));
     }
 }

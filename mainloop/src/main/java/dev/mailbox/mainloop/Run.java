@@ -1,9 +1,11 @@
 package dev.mailbox.mainloop;
 
+import dev.mailbox.api.Limits;
 import dev.mailbox.api.MailboxException;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiveOptions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,18 +22,31 @@ final class Run<Req, Res> {
     private static final long MAX_RECEIVE_BACKOFF_MS = 5_000;
 
     final MainLoop<Req, Res> loop;
+    /** Where this run receives: the loop's request mailbox, or a fenced view of it. */
+    private final dev.mailbox.api.Mailbox<MainLoopRequest<Req>> source;
     final MainLoop.Slots slots;
     final Set<Task<Req, Res>> tasks = ConcurrentHashMap.newKeySet();
     final ExecutorService workers;
     final ScheduledExecutorService timers;
     private final Thread runner;
 
+    /**
+     * Acknowledgements that finishing tasks handed to the runner, to go with its next receive
+     * ({@link dev.mailbox.api.Mailbox#acknowledgeAndReceive}): one round trip per request instead of two
+     * on Redis. A task hands its acknowledgement over only while the runner waits for a free slot, so the
+     * receive it rides on starts as soon as that task's slot is released and never waits for it.
+     */
+    private final Object settleLock = new Object();
+    private final List<Message<MainLoopRequest<Req>>> toSettle = new ArrayList<>(); // guarded by settleLock
+    private boolean takingSettles; // guarded by settleLock: the runner waits for a slot, then receives
+
     private boolean stopping; // guarded by this
     private boolean receiving; // guarded by this: the runner may be interrupted only then
     private long graceNanos; // guarded by this
 
-    Run(MainLoop<Req, Res> loop, Thread runner) {
+    Run(MainLoop<Req, Res> loop, Thread runner, dev.mailbox.api.Mailbox<MainLoopRequest<Req>> source) {
         this.loop = loop;
+        this.source = source;
         this.runner = runner;
         this.slots = new MainLoop.Slots(loop.concurrency);
         this.workers = loop.newWorkers();
@@ -69,21 +84,30 @@ final class Run<Req, Res> {
                 }
                 int permits = 0;
                 List<Message<MainLoopRequest<Req>>> got;
+                List<Message<MainLoopRequest<Req>>> settling = List.of();
                 try {
+                    synchronized (settleLock) {
+                        takingSettles = true;
+                    }
                     permits = slots.acquireUpTo(options.maxMessages());
-                    got = loop.requests.receive(permits == options.maxMessages() ? options
-                            : options.withMaxMessages(permits));
+                    settling = takeSettles();
+                    got = source.acknowledgeAndReceive(settling, permits == options.maxMessages() ? options
+                            : options.withMaxMessages(permits), this::staleSettle);
                     failures = 0;
                 } catch (InterruptedException e) {
                     interrupted = !stopping();
                     break;
                 } catch (MailboxException e) {
                     slots.release(permits);
+                    settleFailed(settling, e);
                     if (stopping() || Thread.currentThread().isInterrupted()) {
                         interrupted = !stopping();
                         break;
                     }
                     if (!e.isRetryable()) {
+                        if (!settling.isEmpty()) {
+                            continue; // it may have been the acknowledgements' failure alone: receive again without them
+                        }
                         throw e;
                     }
                     failures++;
@@ -97,6 +121,7 @@ final class Run<Req, Res> {
                     continue;
                 } catch (RuntimeException | Error e) {
                     slots.release(permits); // or the drain below would wait out the grace period for them
+                    settleFailed(settling, e);
                     throw e;
                 } finally {
                     synchronized (this) {
@@ -132,6 +157,67 @@ final class Run<Req, Res> {
         return taken;
     }
 
+    /**
+     * Called by a task that has answered its request: takes over its acknowledgement if the runner
+     * will receive as soon as the task's slot is released.
+     *
+     * @return true if the runner sends the acknowledgement; false if the task must send it itself
+     */
+    boolean handOver(Message<MainLoopRequest<Req>> message) {
+        synchronized (settleLock) {
+            if (!takingSettles) {
+                return false;
+            }
+            toSettle.add(message);
+            return true;
+        }
+    }
+
+    /** Ends the runner's wait for a slot; returns the acknowledgements handed over meanwhile. */
+    private List<Message<MainLoopRequest<Req>>> takeSettles() {
+        synchronized (settleLock) {
+            takingSettles = false;
+            if (toSettle.isEmpty()) {
+                return List.of();
+            }
+            List<Message<MainLoopRequest<Req>>> out = List.copyOf(toSettle);
+            toSettle.clear();
+            return out;
+        }
+    }
+
+    private void staleSettle(Message<MainLoopRequest<Req>> m) {
+        LOG.warn("request message {} in '{}' was answered but its handle had expired; if it comes back it is"
+                + " answered from memory", m.id(), loop.name());
+    }
+
+    /**
+     * A call carrying acknowledgements failed, so they may or may not have been made. As when a worker's
+     * own acknowledge fails, they are not sent again: a request that comes back is answered from memory.
+     */
+    private void settleFailed(List<Message<MainLoopRequest<Req>>> settling, Throwable e) {
+        if (!settling.isEmpty()) {
+            LOG.warn("acknowledging {} answered request(s) in '{}' failed; if they come back they are answered from"
+                    + " memory: {}", settling.size(), loop.name(), e.toString());
+        }
+    }
+
+    /**
+     * Sends the acknowledgements handed over just before the runner stopped waiting for good; each
+     * failure is only logged. From now on tasks acknowledge on their own.
+     */
+    private void flushSettles() {
+        List<Message<MainLoopRequest<Req>>> rest = takeSettles();
+        if (rest.isEmpty()) {
+            return;
+        }
+        try {
+            source.acknowledgeBatch(rest).forEach(this::staleSettle);
+        } catch (RuntimeException e) {
+            settleFailed(rest, e);
+        }
+    }
+
     /** Sleeps unless stopped; true if it slept the whole time. */
     private boolean pause(long millis) {
         try {
@@ -146,6 +232,7 @@ final class Run<Req, Res> {
     }
 
     private void drain(boolean withGrace) {
+        flushSettles(); // before waiting: from now on tasks acknowledge their own requests
         long grace;
         synchronized (this) {
             grace = stopping ? graceNanos : loop.grace.toNanos();

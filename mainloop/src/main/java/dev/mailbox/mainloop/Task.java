@@ -331,6 +331,9 @@ final class Task<Req, Res> implements Runnable {
     }
 
     private void acknowledge() {
+        if (run.handOver(message)) {
+            return; // goes with the runner's next receive, which starts as soon as this task's slot is free
+        }
         try {
             message.acknowledge();
         } catch (ReceiptHandleExpiredException e) {

@@ -304,4 +304,30 @@ class MainLoopTest {
         assertThat(responses.lastBody().response()).isNull();
         assertThat(requests.receive(ReceiveOptions.defaults())).isEmpty();
     }
+
+    @Test
+    @DisplayName("runFenced: a loop whose epoch is overtaken stops receiving, and cannot acknowledge what it held")
+    void fencedLoopStops() throws Exception {
+        var requests = requests();
+        CollectingMailbox<MainLoopResult<Quote>> responses = new CollectingMailbox<>("responses");
+        CountDownLatch handling = new CountDownLatch(1);
+        CountDownLatch overtaken = new CountDownLatch(1);
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
+            handling.countDown();
+            overtaken.await(); // a runner paused mid-request while its lease moves on
+            return Shop.price(r.body());
+        }).responses(responses).waitTime(Duration.ofMillis(50)).build();
+        requests.send(MainLoopRequest.of(new Order("cherry", 8)));
+
+        CompletableFuture<Long> run = CompletableFuture.supplyAsync(() -> loop.runFenced(3));
+        assertThat(handling.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(requests.fenced(4).receive()).as("the successor's first receive").isEmpty();
+        overtaken.countDown();
+
+        assertThatThrownBy(() -> run.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(dev.mailbox.api.FencedException.class);
+        assertThat(requests.approximateCount()).as("the request was not acknowledged: it goes to the successor")
+                .isEqualTo(1);
+        loop.close();
+    }
 }
