@@ -1,0 +1,404 @@
+package dev.mailbox.coordination;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Every rule the coordination service holds its inputs to, in one place: names and ids, lease TTLs and
+ * policies, labels, request ids. The client refuses a bad argument before it sends anything
+ * ({@link IllegalArgumentException}), the control plane refuses it with {@code INVALID_ARGUMENT} before it
+ * reaches the log, and the state machine refuses it again when a command is applied; all three call the
+ * methods here, so they accept the same inputs and say the same thing about the rest.
+ *
+ * <p>Each rule is a {@code ...Problem} method that returns why a value is refused (or {@code null} when it
+ * is fine) and, for the common ones, a {@code require...} method that throws with that message.
+ */
+public final class CoordinationLimits {
+
+    /**
+     * Longest namespace name or node id: a portable mailbox name's length, so that a mailbox id
+     * ({@code namespace@node}) is always an extended mailbox name (see
+     * {@link dev.mailbox.api.Limits#mailboxNameProblem}).
+     */
+    public static final int MAX_NAME_LENGTH = dev.mailbox.api.Limits.MAX_NAME_LENGTH;
+    /** Longest runner id or address. */
+    public static final int MAX_ID_LENGTH = 256;
+    /** Longest holder secret. */
+    public static final int MAX_SECRET_LENGTH = 128;
+    /** Longest request id of an acquire or a node registration. */
+    public static final int MAX_REQUEST_ID_LENGTH = 64;
+    /** Shortest TTL a lease may have. */
+    public static final Duration MIN_TTL = Duration.ofSeconds(1);
+    /** Longest TTL a lease may have. */
+    public static final Duration MAX_TTL = Duration.ofMinutes(10);
+    /** Most labels on a namespace or node. */
+    public static final int MAX_LABELS = 32;
+    /** Longest label key. */
+    public static final int MAX_LABEL_KEY_LENGTH = 128;
+    /** Longest label value. */
+    public static final int MAX_LABEL_VALUE_LENGTH = 1024;
+    /** Most capabilities a node may declare. */
+    public static final int MAX_CAPABILITIES = 32;
+    /** Longest capability, region or version string of a node. */
+    public static final int MAX_NODE_FIELD_LENGTH = 128;
+    /** Most renewals one batched renewal call may carry. */
+    public static final int MAX_RENEWALS_PER_CALL = 1_000;
+    /** The namespace of node registration leases: reserved, so runners cannot acquire in it. */
+    public static final String NODES_NAMESPACE = "_nodes";
+    /**
+     * The largest exported state (a backup) a cluster imports: 14 MiB (some 50,000 leases). It travels as
+     * one log entry, and each coordinator keeps a write buffer that holds the largest entry.
+     */
+    public static final int MAX_EXPORTED_STATE_BYTES = 14 << 20;
+
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0," + (MAX_NAME_LENGTH - 1) + "}");
+    private static final String NAME_RULE = "1 to " + MAX_NAME_LENGTH
+            + " letters, digits, '.', '_' or '-', starting with a letter or digit";
+
+    private CoordinationLimits() {
+    }
+
+    // --- names and ids ---------------------------------------------------------------------------
+
+    /**
+     * @param name a proposed namespace name
+     * @return why it cannot be one, or null
+     */
+    public static @Nullable String namespaceProblem(String name) {
+        return NAME.matcher(name).matches() ? null : "namespace name must be " + NAME_RULE + ", was " + quote(name);
+    }
+
+    /**
+     * @param namespace a namespace to list leases of: "" (all), the reserved {@link #NODES_NAMESPACE}, or a
+     *                  namespace name
+     * @return why it cannot be one, or null
+     */
+    public static @Nullable String namespaceFilterProblem(String namespace) {
+        return namespace.isEmpty() ? null : namespaceOrReservedProblem(namespace);
+    }
+
+    /**
+     * @param namespace a namespace to read (a policy, say): the reserved {@link #NODES_NAMESPACE} or a
+     *                  namespace name
+     * @return why it cannot be one, or null
+     */
+    public static @Nullable String namespaceOrReservedProblem(String namespace) {
+        return namespace.equals(NODES_NAMESPACE) ? null : namespaceProblem(namespace);
+    }
+
+    /**
+     * @param id a proposed mailbox node id (also the node part of a mailbox id)
+     * @return why it cannot be one, or null
+     */
+    public static @Nullable String nodeIdProblem(String id) {
+        return NAME.matcher(id).matches() ? null : "node id must be " + NAME_RULE + ", was " + quote(id);
+    }
+
+    /**
+     * A mailbox id is {@code namespace@node} or a bare namespace name (a mailbox that is its own
+     * namespace). The reserved {@link #NODES_NAMESPACE} is accepted here; whether a caller may use it is
+     * {@link #acquirableProblem}'s question.
+     *
+     * @param id a proposed mailbox id
+     * @return why it cannot be one, or null
+     */
+    public static @Nullable String mailboxIdProblem(String id) {
+        int at = id.indexOf('@');
+        String namespace = at < 0 ? id : id.substring(0, at);
+        if (at >= 0 && (id.indexOf('@', at + 1) >= 0 || at == id.length() - 1)) {
+            return "mailbox id must be 'namespace@node' or a namespace name, was " + quote(id);
+        }
+        if (!namespace.equals(NODES_NAMESPACE)) {
+            String bad = namespaceProblem(namespace);
+            if (bad != null) {
+                return "mailbox id " + quote(id) + ": " + bad;
+            }
+        }
+        if (at >= 0) {
+            String bad = nodeIdProblem(id.substring(at + 1));
+            if (bad != null) {
+                return "mailbox id " + quote(id) + ": " + bad;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * @param mailboxId a well-formed mailbox id
+     * @return why a runner may not acquire it (it is in the reserved namespace), or null
+     */
+    public static @Nullable String acquirableProblem(String mailboxId) {
+        return namespaceOf(mailboxId).equals(NODES_NAMESPACE) ? "namespace '" + NODES_NAMESPACE
+                + "' is reserved for node registrations" : null;
+    }
+
+    /**
+     * @param mailboxId a mailbox id
+     * @return its namespace (a bare name is its own)
+     */
+    public static String namespaceOf(String mailboxId) {
+        int at = mailboxId.indexOf('@');
+        return at < 0 ? mailboxId : mailboxId.substring(0, at);
+    }
+
+    /**
+     * @param id a proposed runner id
+     * @return why it cannot be one, or null
+     */
+    public static @Nullable String runnerIdProblem(String id) {
+        return tokenProblem("runner id", id, MAX_ID_LENGTH);
+    }
+
+    /**
+     * @param address a proposed {@code host:port}
+     * @return why it cannot be one, or null
+     */
+    public static @Nullable String addressProblem(String address) {
+        String bad = tokenProblem("address", address, MAX_ID_LENGTH);
+        if (bad != null) {
+            return bad;
+        }
+        int colon = address.lastIndexOf(':');
+        if (colon <= 0 || colon == address.length() - 1) {
+            return "address must be host:port, was " + quote(address);
+        }
+        try {
+            int port = Integer.parseInt(address.substring(colon + 1));
+            if (port >= 1 && port <= 65_535) {
+                return null;
+            }
+        } catch (NumberFormatException e) {
+            // falls through to the refusal
+        }
+        return "address port must be 1 to 65535, was " + quote(address);
+    }
+
+    /**
+     * @param runnerId the runner that asks for a lease
+     * @param nodeId   the node it runs on
+     * @param address  where it serves the mailbox
+     * @return why this holder is refused, or null
+     */
+    public static @Nullable String holderProblem(String runnerId, String nodeId, String address) {
+        String bad = runnerIdProblem(runnerId);
+        if (bad == null) {
+            bad = nodeIdProblem(nodeId);
+        }
+        return bad != null ? bad : addressProblem(address);
+    }
+
+    /**
+     * @param secret a lease holder's secret ("" only in a raw request, for a holder without one)
+     * @return why it is refused, or null
+     */
+    public static @Nullable String secretProblem(String secret) {
+        return tokenProblem("holder secret", secret, MAX_SECRET_LENGTH);
+    }
+
+    /**
+     * @param requestId the id every retry of one acquire or registration carries ("" for none)
+     * @return why it is refused, or null
+     */
+    public static @Nullable String requestIdProblem(String requestId) {
+        return requestId.length() > MAX_REQUEST_ID_LENGTH ? "request id must be at most " + MAX_REQUEST_ID_LENGTH
+                + " characters, was " + requestId.length() : null;
+    }
+
+    /**
+     * @param mailboxId the mailbox
+     * @param leaseId   a lease id as granted
+     * @param epoch     an epoch as granted
+     * @return why this cannot name a lease, or null
+     */
+    public static @Nullable String leaseRefProblem(String mailboxId, long leaseId, long epoch) {
+        String bad = mailboxIdProblem(mailboxId);
+        if (bad != null) {
+            return bad;
+        }
+        return leaseId <= 0 || epoch <= 0 ? "lease id and epoch must be positive, were " + leaseId + " and " + epoch
+                : null;
+    }
+
+    // --- time ------------------------------------------------------------------------------------
+
+    /**
+     * @param ttlMillis a lease TTL in milliseconds
+     * @return why it is refused, or null
+     */
+    public static @Nullable String ttlProblem(long ttlMillis) {
+        return ttlMillis < MIN_TTL.toMillis() || ttlMillis > MAX_TTL.toMillis() ? "ttl must be between " + MIN_TTL
+                + " and " + MAX_TTL + ", was " + Duration.ofMillis(ttlMillis) : null;
+    }
+
+    /**
+     * @param ttlMillis a requested TTL, where 0 means "the namespace's policy"
+     * @return why it is refused, or null
+     */
+    public static @Nullable String requestedTtlProblem(long ttlMillis) {
+        return ttlMillis == 0 ? null : ttlProblem(ttlMillis);
+    }
+
+    /**
+     * A lease policy's rule: a TTL in range, a heartbeat of at most half the TTL, a grace of at most the TTL.
+     * A client never lets one renewal take longer than a third of its lease's TTL (see
+     * {@link Leases#renewAsync}), so renewals keep up however short the TTL is.
+     *
+     * @param ttlMillis       lease lifetime without a renewal
+     * @param heartbeatMillis how often holders renew
+     * @param graceMillis     extra time after the TTL before expiry
+     * @return why this policy is refused, or null
+     */
+    public static @Nullable String policyProblem(long ttlMillis, long heartbeatMillis, long graceMillis) {
+        String bad = ttlProblem(ttlMillis);
+        if (bad != null) {
+            return bad;
+        }
+        if (heartbeatMillis <= 0 || heartbeatMillis > ttlMillis / 2) {
+            return "heartbeat interval must be positive and at most half the ttl " + Duration.ofMillis(ttlMillis)
+                    + " (so that one lost renewal never costs the lease), was " + Duration.ofMillis(heartbeatMillis);
+        }
+        if (graceMillis < 0 || graceMillis > ttlMillis) {
+            return "grace must be between 0 and the ttl " + Duration.ofMillis(ttlMillis) + ", was "
+                    + Duration.ofMillis(graceMillis);
+        }
+        return null;
+    }
+
+    // --- labels and node fields ---------------------------------------------------------------------
+
+    /**
+     * @param labels labels of a namespace or a node
+     * @return why they are refused, or null
+     */
+    public static @Nullable String labelsProblem(Map<String, String> labels) {
+        if (labels.size() > MAX_LABELS) {
+            return "at most " + MAX_LABELS + " labels, was " + labels.size();
+        }
+        for (Map.Entry<String, String> e : labels.entrySet()) {
+            String bad = tokenProblem("label key", e.getKey(), MAX_LABEL_KEY_LENGTH);
+            if (bad != null) {
+                return bad;
+            }
+            if (e.getValue().length() > MAX_LABEL_VALUE_LENGTH) {
+                return "label " + quote(e.getKey()) + ": value must be at most " + MAX_LABEL_VALUE_LENGTH
+                        + " characters, was " + e.getValue().length();
+            }
+        }
+        return null;
+    }
+
+    /**
+     * @param id           node id
+     * @param address      where its MailboxService listens
+     * @param region       placement hint, may be empty
+     * @param version      software version, may be empty
+     * @param capabilities what it can host
+     * @param labels       free-form labels
+     * @return why this node is refused, or null
+     */
+    public static @Nullable String nodeProblem(String id, String address, String region, String version,
+                                               Collection<String> capabilities, Map<String, String> labels) {
+        String bad = nodeIdProblem(id);
+        if (bad == null) {
+            bad = addressProblem(address);
+        }
+        if (bad == null && region.length() > MAX_NODE_FIELD_LENGTH) {
+            bad = "region must be at most " + MAX_NODE_FIELD_LENGTH + " characters, was " + region.length();
+        }
+        if (bad == null && version.length() > MAX_NODE_FIELD_LENGTH) {
+            bad = "version must be at most " + MAX_NODE_FIELD_LENGTH + " characters, was " + version.length();
+        }
+        if (bad == null && capabilities.size() > MAX_CAPABILITIES) {
+            bad = "at most " + MAX_CAPABILITIES + " capabilities, was " + capabilities.size();
+        }
+        if (bad == null) {
+            for (String c : capabilities) {
+                bad = tokenProblem("capability", c, MAX_NODE_FIELD_LENGTH);
+                if (bad != null) {
+                    break;
+                }
+            }
+        }
+        return bad != null ? bad : labelsProblem(labels);
+    }
+
+    // --- throwing forms --------------------------------------------------------------------------
+
+    /**
+     * @param problem what a {@code ...Problem} method returned
+     * @throws IllegalArgumentException with the problem as its message, if there is one
+     */
+    public static void require(@Nullable String problem) {
+        if (problem != null) {
+            throw new IllegalArgumentException(problem);
+        }
+    }
+
+    /**
+     * @param mailboxId a mailbox id
+     * @return it
+     * @throws IllegalArgumentException if it is malformed
+     */
+    public static String requireMailboxId(String mailboxId) {
+        Objects.requireNonNull(mailboxId, "mailboxId");
+        require(mailboxIdProblem(mailboxId));
+        return mailboxId;
+    }
+
+    /**
+     * @param namespace a namespace name
+     * @return it
+     * @throws IllegalArgumentException if it is malformed
+     */
+    public static String requireNamespace(String namespace) {
+        Objects.requireNonNull(namespace, "namespace");
+        require(namespaceProblem(namespace));
+        return namespace;
+    }
+
+    /**
+     * @param ttl a lease TTL
+     * @return it
+     * @throws IllegalArgumentException if it is outside {@link #MIN_TTL}..{@link #MAX_TTL}
+     */
+    public static Duration requireTtl(Duration ttl) {
+        Objects.requireNonNull(ttl, "ttl");
+        require(ttlProblem(ttl.toMillis()));
+        return ttl;
+    }
+
+    private static @Nullable String tokenProblem(String what, String value, int maxLength) {
+        if (value.isEmpty() || value.length() > maxLength) {
+            return what + " must be 1 to " + maxLength + " characters, was " + value.length();
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c <= 0x20 || c >= 0x7f) {
+                return what + " must be printable ASCII without spaces, was " + quote(value);
+            }
+        }
+        return null;
+    }
+
+    private static String quote(String s) {
+        return "'" + (s.length() > 200 ? s.substring(0, 200) + "...(" + s.length() + " characters)" : s) + "'";
+    }
+
+    /**
+     * @param bytes the size of an exported state to import
+     * @return the problem, or null if it is fine
+     */
+    public static @Nullable String exportedStateProblem(long bytes) {
+        if (bytes <= 0) {
+            return "an exported state must not be empty";
+        }
+        if (bytes > MAX_EXPORTED_STATE_BYTES) {
+            return "an exported state must be at most " + MAX_EXPORTED_STATE_BYTES + " bytes, was " + bytes;
+        }
+        return null;
+    }
+}

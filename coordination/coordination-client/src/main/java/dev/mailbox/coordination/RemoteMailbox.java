@@ -1,0 +1,531 @@
+package dev.mailbox.coordination;
+
+import com.google.protobuf.ByteString;
+import dev.mailbox.api.Codec;
+import dev.mailbox.api.Limits;
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.api.MailboxCapabilities;
+import dev.mailbox.api.MailboxClosedException;
+import dev.mailbox.api.MailboxException;
+import dev.mailbox.api.MailboxUnavailableException;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiptHandleExpiredException;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.SendOptions;
+import dev.mailbox.api.spi.Bodies;
+import dev.mailbox.api.spi.FencedView;
+import dev.mailbox.api.spi.Delivery;
+import dev.mailbox.coordination.proto.data.CapabilitiesReply;
+import dev.mailbox.coordination.proto.data.HandleAction;
+import dev.mailbox.coordination.proto.data.Fence;
+import dev.mailbox.coordination.proto.data.HandleRequest;
+import dev.mailbox.coordination.proto.data.MailboxRequest;
+import dev.mailbox.coordination.proto.data.MailboxServiceGrpc;
+import dev.mailbox.coordination.proto.data.ReceiveReply;
+import dev.mailbox.coordination.proto.data.ReceiveRequest;
+import dev.mailbox.coordination.proto.data.SendRequest;
+import dev.mailbox.coordination.wire.DataPlane;
+import io.grpc.Context;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@link Mailbox} hosted on some mailbox node, used through any node: the node it talks to serves
+ * the call if it hosts the mailbox and forwards it to the owner otherwise (see {@link MailboxNode}).
+ * Bodies are encoded and decoded here with this mailbox's codec; the hosting node stores bytes.
+ *
+ * <p>The contract is the hosted mailbox's: its capabilities, limits, ordering and dead-letter policy
+ * apply, and its errors arrive as the same exceptions. While no runner holds the mailbox's lease the
+ * node cannot route a call; such a call changed nothing, so it is retried for up to
+ * {@link Builder#routeWait} and then fails with a retryable {@link MailboxUnavailableException}.
+ * When the node it talks to cannot be reached it moves on to the next one it was given (see
+ * {@link Builder#nodes}). Each send carries a request id, and the hosting node stores a send once per
+ * id, so a send retried after its reply was lost is not stored twice. Other failures are not retried.
+ *
+ * <p>Thread-safe. {@link #close()} wakes waiting receives (they return empty) and closes the channel
+ * if this mailbox opened it.
+ *
+ * @param <T> the body type
+ */
+public final class RemoteMailbox<T> implements Mailbox<T> {
+
+    /** What a {@link #fenced} view calls: this mailbox's calls, with the view's epoch sent along. */
+    private final FencedView.Operations<T> fencedCalls = new FencedView.Operations<>() {
+        @Override
+        public List<Message<T>> receive(ReceiveOptions options, long epoch) {
+            return RemoteMailbox.this.receive(options, fence(epoch));
+        }
+
+        @Override
+        public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long epoch) {
+            List<Message<T>> stale = new ArrayList<>();
+            for (Message<T> m : messages) {
+                try {
+                    acknowledge(m.receiptHandle(), epoch);
+                } catch (ReceiptHandleExpiredException e) {
+                    stale.add(m);
+                }
+            }
+            return stale;
+        }
+
+        @Override
+        public void acknowledge(String receiptHandle, long epoch) {
+            handle(receiptHandle, HandleAction.ACKNOWLEDGE, Duration.ZERO, fence(epoch));
+        }
+
+        @Override
+        public void nack(String receiptHandle, Duration visibilityTimeout, long epoch) {
+            Limits.requireVisibilityTimeout(visibilityTimeout, "visibility timeout");
+            handle(receiptHandle, HandleAction.NACK, visibilityTimeout, fence(epoch));
+        }
+
+        @Override
+        public void extendVisibility(String receiptHandle, Duration timeout, long epoch) {
+            Limits.requireVisibilityTimeout(timeout, "visibility timeout");
+            handle(receiptHandle, HandleAction.EXTEND, timeout, fence(epoch));
+        }
+    };
+
+    private static Fence fence(long epoch) {
+        return Fence.newBuilder().setEpoch(epoch).build();
+    }
+
+    private static final long MAX_WAIT_PER_CALL = DataPlane.MAX_WAIT_MILLIS;
+
+    private final String name;
+    private final Codec<T> codec;
+    private final List<ManagedChannel> channels;
+    private final java.util.concurrent.atomic.AtomicInteger current = new java.util.concurrent.atomic.AtomicInteger();
+    private final boolean ownsChannel;
+    private final Duration callTimeout;
+    private final Duration routeWait;
+    private final Set<Context.CancellableContext> calls = ConcurrentHashMap.newKeySet();
+    private final io.grpc.ClientInterceptor header;
+    /** Request ids are this instance's random prefix and a counter: unique, and cheaper than a UUID per send. */
+    private final String sendPrefix = UUID.randomUUID() + ":";
+    private final java.util.concurrent.atomic.AtomicLong sends = new java.util.concurrent.atomic.AtomicLong();
+    private volatile @Nullable MailboxCapabilities capabilities;
+    private volatile boolean closed;
+
+    private RemoteMailbox(Builder<T> b) {
+        this.name = b.mailboxId;
+        this.codec = b.codec;
+        this.callTimeout = b.callTimeout;
+        this.routeWait = b.routeWait;
+        Metadata md = new Metadata();
+        if (DataPlane.headerSafe(name)) {
+            md.put(DataPlane.MAILBOX_HEADER, name);
+        }
+        this.header = io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(md);
+        if (b.channel != null) {
+            this.channels = List.of(b.channel);
+            this.ownsChannel = false;
+        } else {
+            List<ManagedChannel> list = new ArrayList<>();
+            for (String node : b.nodes) {
+                list.add(dev.mailbox.coordination.internal.Tls.channel(node, b.security)
+                        .maxInboundMessageSize(DataPlane.MAX_MESSAGE).build());
+            }
+            this.channels = List.copyOf(list);
+            this.ownsChannel = true;
+        }
+    }
+
+    /**
+     * @param mailboxId the mailbox's id (as routes and hosting nodes know it)
+     * @param codec     how bodies are encoded
+     * @param <T>       the body type
+     * @return a builder; give it a node or a channel
+     */
+    public static <T> Builder<T> builder(String mailboxId, Codec<T> codec) {
+        return new Builder<>(mailboxId, codec);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String send(T body, SendOptions options) {
+        return sendAll(List.of(body), options).get(0);
+    }
+
+    @Override
+    public List<String> sendBatch(List<? extends T> bodies, SendOptions options) {
+        Limits.requireBatchSize(bodies.size(), "batch size");
+        return sendAll(bodies, options);
+    }
+
+    private List<String> sendAll(List<? extends T> bodies, SendOptions options) {
+        Objects.requireNonNull(options, "options");
+        ensureOpen();
+        // one id for every attempt of this send, so the owner stores it once even if a reply is lost
+        // (the caller's own deduplication id, if it gave one, so that its retries from anywhere count as one)
+        String requestId = options.deduplicationId() != null ? options.deduplicationId()
+                : sendPrefix + sends.incrementAndGet();
+        SendRequest.Builder r = SendRequest.newBuilder().setMailbox(name).setDelayMillis(options.delay().toMillis())
+                .putAllAttributes(options.attributes()).setRequestId(requestId);
+        for (T body : bodies) {
+            Objects.requireNonNull(body, "body");
+            // the hosting mailbox checks its own limit; this only refuses what no mailbox could take
+            r.addBodies(ByteString.copyFrom(Bodies.encode(codec, body, options.attributes(), Limits.MAX_MESSAGE_BYTES,
+                    name)));
+        }
+        SendRequest request = r.build();
+        return call(() -> stub(callTimeout.toMillis()).send(request), bodies.size()).getMessageIdsList();
+    }
+
+    @Override
+    public List<Message<T>> receive(ReceiveOptions options) {
+        return receive(options, null);
+    }
+
+    private List<Message<T>> receive(ReceiveOptions options, @Nullable Fence fence) {
+        Objects.requireNonNull(options, "options");
+        ensureOpen();
+        long waitLeft = options.waitTime().toMillis();
+        while (true) {
+            long wait = Math.min(waitLeft, MAX_WAIT_PER_CALL);
+            ReceiveRequest.Builder rb = ReceiveRequest.newBuilder().setMailbox(name)
+                    .setMaxMessages(options.maxMessages())
+                    .setVisibilityTimeoutMillis(options.visibilityTimeout().toMillis()).setWaitMillis(wait);
+            if (fence != null) {
+                rb.setFence(fence);
+            }
+            ReceiveRequest request = rb.build();
+            ReceiveReply reply;
+            try {
+                reply = call(() -> stub(wait + callTimeout.toMillis()).receive(request), 0);
+            } catch (MailboxClosedException e) {
+                if (closed) {
+                    return List.of(); // closed while waiting: woken, with nothing
+                }
+                throw e;
+            }
+            if (reply.getMessagesCount() > 0 || waitLeft <= wait) {
+                List<Message<T>> out = new ArrayList<>(reply.getMessagesCount());
+                reply.getMessagesList().forEach(d -> out.add(new RemoteMessage(d, fence)));
+                return out;
+            }
+            waitLeft -= wait;
+            if (closed) {
+                return List.of();
+            }
+        }
+    }
+
+    @Override
+    public long purge() {
+        ensureOpen();
+        MailboxRequest r = MailboxRequest.newBuilder().setMailbox(name).build();
+        return call(() -> stub(callTimeout.toMillis()).purge(r), 0).getCount();
+    }
+
+    @Override
+    public long approximateCount() {
+        ensureOpen();
+        MailboxRequest r = MailboxRequest.newBuilder().setMailbox(name).build();
+        return call(() -> stub(callTimeout.toMillis()).count(r), 0).getCount();
+    }
+
+    /**
+     * The hosting mailbox's capabilities, asked once and then remembered.
+     *
+     * @return its capabilities
+     */
+    @Override
+    public MailboxCapabilities capabilities() {
+        MailboxCapabilities c = capabilities;
+        if (c == null) {
+            ensureOpen();
+            MailboxRequest r = MailboxRequest.newBuilder().setMailbox(name).build();
+            CapabilitiesReply reply = call(() -> stub(callTimeout.toMillis()).capabilities(r), 0);
+            c = MailboxCapabilities.builder().exactCount(reply.getExactCount()).fifo(reply.getFifo())
+                    .detectsStaleAcknowledge(reply.getDetectsStaleAcknowledge()).capacity(reply.getCapacity())
+                    .atomicDeadLetter(reply.getAtomicDeadLetter()).maxMessageBytes(reply.getMaxMessageBytes())
+                    .timeGranularity(Duration.ofMillis(Math.max(1, reply.getTimeGranularityMillis())))
+                    .extendedNames(reply.getExtendedNames()).atomicFencing(reply.getAtomicFencing())
+                    .durableDeduplication(reply.getDurableDeduplication()).build();
+            capabilities = c;
+        }
+        return c;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (Context.CancellableContext c : calls) {
+            c.cancel(new MailboxClosedException(name));
+        }
+        if (ownsChannel) {
+            channels.forEach(ManagedChannel::shutdownNow);
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new MailboxClosedException(name);
+        }
+    }
+
+    private MailboxServiceGrpc.MailboxServiceBlockingStub stub(long deadlineMillis) {
+        return MailboxServiceGrpc.newBlockingStub(channels.get(Math.floorMod(current.get(), channels.size())))
+                .withInterceptors(header)
+                .withDeadlineAfter(deadlineMillis, TimeUnit.MILLISECONDS)
+                .withMaxInboundMessageSize(DataPlane.MAX_MESSAGE)
+                .withMaxOutboundMessageSize(DataPlane.MAX_MESSAGE);
+    }
+
+    /** Runs one call in a context {@link #close()} can cancel; waits out a missing route. */
+    private <R> R call(Supplier<R> rpc, int bodies) {
+        long routeDeadline = System.nanoTime() + routeWait.toNanos();
+        long pause = 20;
+        int nodesTried = 0;
+        while (true) {
+            Context.CancellableContext context = Context.current().withCancellation();
+            calls.add(context);
+            try {
+                if (closed) {
+                    throw new MailboxClosedException(name);
+                }
+                return context.call(rpc::get);
+            } catch (StatusRuntimeException e) {
+                if (isUnreachable(e) && !closed && ++nodesTried < channels.size()) {
+                    // that node is gone: the next one can forward just as well
+                    current.incrementAndGet();
+                    continue;
+                }
+                String kind = DataPlane.kind(e);
+                boolean wait = DataPlane.NO_ROUTE.equals(kind) || DataPlane.BUSY.equals(kind);
+                if (!(wait && System.nanoTime() - routeDeadline < 0 && !closed)) {
+                    throw failure(e, bodies);
+                }
+            } catch (MailboxException | IllegalArgumentException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new MailboxException("call to mailbox '" + name + "' failed: " + e, e);
+            } finally {
+                calls.remove(context);
+                context.close();
+            }
+            try {
+                Thread.sleep(pause); // waiting for a runner to take the lease: backing off is the point
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new MailboxUnavailableException("interrupted while waiting for a route to mailbox '" + name
+                        + "'", true, e);
+            }
+            pause = Math.min(500, pause * 2);
+        }
+    }
+
+    /** The node could not be reached at all (no answer from our service, which always names its errors). */
+    private static boolean isUnreachable(StatusRuntimeException e) {
+        return e.getStatus().getCode() == Status.Code.UNAVAILABLE && DataPlane.kind(e) == null;
+    }
+
+    private RuntimeException failure(StatusRuntimeException e, int bodies) {
+        if (closed && DataPlane.kind(e) == null && e.getStatus().getCode() == Status.Code.CANCELLED) {
+            return new MailboxClosedException(name);
+        }
+        return DataPlane.toException(e, name, bodies);
+    }
+
+    @Override
+    public void acknowledge(String receiptHandle) {
+        handle(receiptHandle, HandleAction.ACKNOWLEDGE, Duration.ZERO, null);
+    }
+
+    @Override
+    public void nack(String receiptHandle, Duration visibilityTimeout) {
+        Limits.requireVisibilityTimeout(visibilityTimeout, "visibility timeout");
+        handle(receiptHandle, HandleAction.NACK, visibilityTimeout, null);
+    }
+
+    @Override
+    public void extendVisibility(String receiptHandle, Duration timeout) {
+        Limits.requireVisibilityTimeout(timeout, "visibility timeout");
+        handle(receiptHandle, HandleAction.EXTEND, timeout, null);
+    }
+
+    /**
+     * A view that sends {@code epoch} with every receive and handle action: the hosting node refuses them
+     * with {@link dev.mailbox.api.FencedException} once a holder of a later lease of the mailbox has used it,
+     * or once the mailbox's route names a later lease (see {@link Mailbox#fenced}).
+     */
+    @Override
+    public Mailbox<T> fenced(long epoch) {
+        return new FencedView<>(this, fencedCalls, epoch);
+    }
+
+    private void handle(String receiptHandle, HandleAction action, Duration timeout, @Nullable Fence fence) {
+        Objects.requireNonNull(receiptHandle, "receiptHandle");
+        ensureOpen();
+        HandleRequest.Builder rb = HandleRequest.newBuilder().setMailbox(name).setReceiptHandle(receiptHandle)
+                .setAction(action).setVisibilityTimeoutMillis(timeout.toMillis());
+        if (fence != null) {
+            rb.setFence(fence);
+        }
+        HandleRequest r = rb.build();
+        try {
+            call(() -> stub(callTimeout.toMillis()).handle(r), 0);
+        } catch (ReceiptHandleExpiredException e) {
+            throw new ReceiptHandleExpiredException(receiptHandle, e.getMessage());
+        }
+    }
+
+    private final class RemoteMessage extends Delivery<T> {
+        private final @Nullable Fence fence;
+
+        RemoteMessage(dev.mailbox.coordination.proto.data.Delivery d, @Nullable Fence fence) {
+            super(name, d.getMessageId(), d.getReceiptHandle(), d.getDeliveryCount(),
+                    Instant.ofEpochMilli(d.getEnqueuedAtMillis()), Map.copyOf(d.getAttributesMap()),
+                    Bodies.decode(codec, d.getBody().toByteArray()));
+            this.fence = fence;
+        }
+
+        @Override
+        public void acknowledge() {
+            handle(receiptHandle(), HandleAction.ACKNOWLEDGE, Duration.ZERO, fence);
+        }
+
+        @Override
+        public void nack(Duration visibilityTimeout) {
+            Limits.requireVisibilityTimeout(visibilityTimeout, "visibility timeout");
+            handle(receiptHandle(), HandleAction.NACK, visibilityTimeout, fence);
+        }
+
+        @Override
+        public void extendVisibility(Duration timeout) {
+            Limits.requireVisibilityTimeout(timeout, "visibility timeout");
+            handle(receiptHandle(), HandleAction.EXTEND, timeout, fence);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RemoteMailbox[" + name + " via " + channels.get(Math.floorMod(current.get(), channels.size())).authority()
+                + "]";
+    }
+
+    /**
+     * Builds a {@link RemoteMailbox}.
+     *
+     * @param <T> the body type
+     */
+    public static final class Builder<T> {
+        private final String mailboxId;
+        private final Codec<T> codec;
+        private final List<String> nodes = new ArrayList<>();
+        private @Nullable ManagedChannel channel;
+        private Duration callTimeout = Duration.ofSeconds(30);
+        private Duration routeWait = Duration.ofSeconds(10);
+        private ClientSecurity security = ClientSecurity.none();
+
+        private Builder(String mailboxId, Codec<T> codec) {
+            this.mailboxId = CoordinationLimits.requireMailboxId(mailboxId);
+            this.codec = Objects.requireNonNull(codec, "codec");
+        }
+
+        /**
+         * @param hostPort a mailbox node's address; the mailbox opens (and closes) its own channel
+         * @return this builder
+         */
+        public Builder<T> node(String hostPort) {
+            return nodes(List.of(hostPort));
+        }
+
+        /**
+         * @param hostPorts mailbox nodes' addresses, any of which can serve every call (each forwards to
+         *                  the owner): calls go to one, and move to the next when it cannot be reached. A
+         *                  call cut off mid-flight may have taken effect; a send retried this way keeps
+         *                  its request id, so the owner does not store it again (it remembers ids for
+         *                  5 minutes, and forgets them when it restarts)
+         * @return this builder
+         */
+        public Builder<T> nodes(List<String> hostPorts) {
+            if (hostPorts.isEmpty()) {
+                throw new IllegalArgumentException("give at least one node address");
+            }
+            for (String hostPort : hostPorts) {
+                if (Objects.requireNonNull(hostPort, "hostPort").isBlank()) {
+                    throw new IllegalArgumentException("node address must not be blank");
+                }
+            }
+            this.nodes.clear();
+            this.nodes.addAll(hostPorts);
+            return this;
+        }
+
+        /**
+         * @param channel a channel to a mailbox node, shared and not closed by the mailbox
+         * @return this builder
+         */
+        public Builder<T> channel(ManagedChannel channel) {
+            this.channel = Objects.requireNonNull(channel, "channel");
+            return this;
+        }
+
+        /**
+         * @param timeout how long one call may take, on top of a receive's wait; default 30 s
+         * @return this builder
+         */
+        public Builder<T> callTimeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("callTimeout must be positive, was " + timeout);
+            }
+            this.callTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * @param wait how long a call waits for the mailbox to get a route (an owner) before it fails
+         *             with a retryable {@link MailboxUnavailableException}; default 10 s, zero: fail at once
+         * @return this builder
+         */
+        public Builder<T> routeWait(Duration wait) {
+            if (wait.isNegative()) {
+                throw new IllegalArgumentException("routeWait must not be negative, was " + wait);
+            }
+            this.routeWait = wait;
+            return this;
+        }
+
+        /**
+         * @param security TLS and/or a token for the nodes (default: plaintext, no token); ignored with
+         *                 {@link #channel}, which is used as it is
+         * @return this builder
+         */
+        public Builder<T> security(ClientSecurity security) {
+            this.security = Objects.requireNonNull(security, "security");
+            return this;
+        }
+
+        /**
+         * @return the mailbox
+         * @throws IllegalStateException if neither a node nor a channel was given
+         */
+        public RemoteMailbox<T> build() {
+            if (nodes.isEmpty() && channel == null) {
+                throw new IllegalStateException("give the RemoteMailbox a node address or a channel");
+            }
+            return new RemoteMailbox<>(this);
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package dev.mailbox.coordination;
+
+/**
+ * The routing table: where each mailbox is served, derived from its active lease. Get it from
+ * {@link CoordinationClient#routes()}. Thread-safe.
+ */
+public interface Routes {
+
+    /** An open WatchRoutes stream. */
+    interface Watch extends AutoCloseable {
+        /** Ends the stream; the watcher is told nothing more. Idempotent. */
+        @Override
+        void close();
+    }
+
+    /** @return the routing table as the leader has it */
+    default RoutingSnapshot list() {
+        return list(ReadConsistency.LEADER_LEASE);
+    }
+
+    /**
+     * @param consistency how fresh the answer must be
+     * @return the routing table
+     */
+    RoutingSnapshot list(ReadConsistency consistency);
+
+    /**
+     * Opens one WatchRoutes stream on the coordinator this client talks to. The stream does not
+     * reconnect by itself; {@link RoutingTable} is the recipe that does.
+     *
+     * @param fromRevision the last revision the watcher has seen (the stream resumes after it when the
+     *                     coordinator still has the changes since), or 0 for a snapshot
+     * @param watcher      receives the stream
+     * @return the stream, to close when done
+     */
+    Watch watch(long fromRevision, RouteWatcher watcher);
+
+    /**
+     * Starts a {@link RoutingTable} that keeps a current copy of the routing table. Close it when done.
+     *
+     * @return the table, already connecting
+     */
+    default RoutingTable table() {
+        return RoutingTable.start(this);
+    }
+}

@@ -1,0 +1,75 @@
+package dev.mailbox.coordination.server;
+
+import dev.mailbox.coordination.server.internal.AccessPolicy;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Who may call a coordinator or a mailbox node, and what they may do. A call is made by a principal: the
+ * common name (or first DNS/e-mail alternative name) of a verified client certificate, or the owner of a
+ * bearer token from the tokens file. Without either it is refused {@code UNAUTHENTICATED}; anything the
+ * rules do not grant is refused {@code PERMISSION_DENIED} and changes nothing. Both files are read again
+ * when they change.
+ *
+ * <p><b>Tokens file</b>: one {@code principal:salt:hash} line per token (SHA-256 of salt and token; make
+ * lines with {@link #tokenLine} or {@code mailboxctl security token PRINCIPAL}). Tokens are compared in
+ * constant time and never logged.
+ *
+ * <p><b>Rules file</b>: one grant per line, {@code principal role namespace[,namespace...]}, where a
+ * namespace is a name, a prefix ending in {@code *}, or {@code *} for all; {@code #} starts a comment.
+ * Roles:
+ * <ul>
+ *   <li>{@code admin}: everything, including namespaces, policies, revoke and reclaim, membership and backups;</li>
+ *   <li>{@code node}: register and heartbeat as itself (its principal is its node id; grant it {@code *}
+ *       or {@code _nodes}), hold leases (publish mailboxes), read the cluster's state, and vouch for the
+ *       callers of the calls it forwards to other nodes;</li>
+ *   <li>{@code runner}: acquire, renew and release leases of its namespaces, under runner ids it owns
+ *       (its principal, or its principal and {@code /...}), and send, receive and acknowledge in them;</li>
+ *   <li>{@code client}: send, receive, acknowledge, count and purge in its namespaces;</li>
+ *   <li>{@code reader}: lists, gets and watches.</li>
+ * </ul>
+ * A call forwarded by a node is checked as its original caller's, which the forwarding node names: a node
+ * cannot be used to launder a call, and only principals with the {@code node} role are believed.
+ */
+public final class Access {
+
+    private final AccessPolicy policy;
+
+    private Access(AccessPolicy policy) {
+        this.policy = policy;
+    }
+
+    /**
+     * @param tokens the tokens file, or null when every caller presents a client certificate
+     * @param rules  the rules file
+     * @return the access rules
+     * @throws IllegalArgumentException if a file does not parse (naming the line)
+     * @throws java.io.UncheckedIOException if a file cannot be read
+     */
+    public static Access fromFiles(@Nullable Path tokens, Path rules) {
+        return new Access(new AccessPolicy(tokens, Objects.requireNonNull(rules, "rules")));
+    }
+
+    /** @return a new random token: 32 bytes, URL-safe base64 */
+    public static String newToken() {
+        byte[] bytes = new byte[32];
+        new SecureRandom().nextBytes(bytes);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    }
+
+    /**
+     * @param principal who the token is for
+     * @param token     the token
+     * @return the line to add to the tokens file (with a fresh salt)
+     */
+    public static String tokenLine(String principal, String token) {
+        return AccessPolicy.tokenLine(principal, token);
+    }
+
+    AccessPolicy policy() {
+        return policy;
+    }
+}

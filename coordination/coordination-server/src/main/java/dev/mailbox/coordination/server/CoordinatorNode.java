@@ -1,0 +1,964 @@
+package dev.mailbox.coordination.server;
+
+import dev.mailbox.coordination.CoordinationLimits;
+import dev.mailbox.coordination.LeaseState;
+import dev.mailbox.coordination.NodeInfo;
+import dev.mailbox.coordination.RoutingTable;
+import dev.mailbox.coordination.proto.state.Query;
+import dev.mailbox.coordination.server.internal.AccessPolicy;
+import dev.mailbox.coordination.server.internal.Caller;
+import dev.mailbox.coordination.server.internal.ControlPlaneService;
+import dev.mailbox.coordination.server.internal.Guard;
+import dev.mailbox.coordination.server.internal.Faults;
+import dev.mailbox.coordination.server.internal.Health;
+import dev.mailbox.coordination.server.internal.LeaseStateMachine;
+import dev.mailbox.coordination.server.internal.LeaseTable;
+import dev.mailbox.coordination.server.internal.Membership;
+import dev.mailbox.coordination.server.internal.Meters;
+import dev.mailbox.coordination.server.internal.RaftGateway;
+import dev.mailbox.coordination.server.internal.RouteHub;
+import dev.mailbox.coordination.server.internal.Serving;
+import dev.mailbox.coordination.server.internal.StateDigest;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.Tag;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.util.TimeDuration;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One coordinator node: an embedded Ratis server (gRPC transport, data on disk) holding the replicated
+ * lease table, the grpc-java {@code ControlPlane} service that runners, nodes and {@code mailboxctl}
+ * call, and the sweeper that expires leases while this node leads.
+ *
+ * <p>Run one node alone (standalone) or 3 or 5 with the same peer list. Any node accepts any call:
+ * while it leads it serves it itself, otherwise it forwards writes and leader reads to the leader. A
+ * restarted node recovers from its latest snapshot and the log after it (of this format or any older
+ * one); snapshots are taken automatically every {@link Builder#snapshotEvery} entries. It binds its Raft
+ * server to its address in the peer list and its control plane to {@link Builder#controlPlane}
+ * (127.0.0.1 on a free port unless told otherwise).
+ *
+ * <p>Renewals never touch the log: the leader checks them against the table and pushes the lease's
+ * deadline back in memory, and serves them only while its Raft leader lease holds, so a deposed leader
+ * cannot renew. A node that becomes leader gives every active lease a full TTL plus grace from that
+ * moment, so a change of leader never expires a lease early.
+ *
+ * <p>Metrics go to the {@link Builder#meterRegistry} the application gives it, tagged
+ * {@code coordinator=<id>}: Raft role, term and applied index, leases by state, routes, route watchers,
+ * nodes up, and a timer per control-plane method and status.
+ */
+public final class CoordinatorNode implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(CoordinatorNode.class);
+    private static final long SWEEP_MILLIS = 50;
+    /** Room Ratis takes at once for a log segment (its default, said here so the probe below matches it). */
+    private static final int LOG_PREALLOCATION_BYTES = 4 << 20;
+    /** How much a data dir must take before a node whose log failed tries its Raft server again. */
+    private static final int SPACE_PROBE_BYTES = LOG_PREALLOCATION_BYTES + (1 << 20);
+    private static final long PROBE_MILLIS = 1_000;
+
+    private final String id;
+    private final RaftGroup group;
+    private final Path dataDir;
+    private final RaftProperties properties;
+    private final org.apache.ratis.conf.Parameters parameters;
+    private final RaftGateway gateway;
+    private final Server controlPlane;
+    private final ScheduledExecutorService sweeper;
+    private final Meters meters;
+    private final NodeHealth health = new NodeHealth();
+    private final Consumer<Throwable> onFatal;
+    private volatile Raft raft;
+    private volatile boolean closed;
+    private long leaderTerm = -1; // the term in which this node last reset deadlines as leader; sweeper thread only
+
+    /** A running Ratis server and its state machine; replaced when the node restarts it after a log failure. */
+    private record Raft(RaftServer server, LeaseStateMachine stateMachine) {
+    }
+
+    /** Why the node does not serve: its log failed (it recovers by itself), or a fatal error (it does not). */
+    private record Fault(boolean fatal, String message) {
+    }
+
+    private CoordinatorNode(Builder b, Path dataDir) throws IOException {
+        Security.check("coordinator " + b.id, b.tls != null, b.access != null, b.requireSecurity,
+                b.controlPlane, b.peers.get(b.id));
+        this.id = b.id;
+        this.dataDir = dataDir;
+        this.onFatal = b.onFatal;
+        this.group = RaftGateway.group(b.cluster, b.peers);
+        this.meters = new Meters(b.registry, Tag.of("coordinator", b.id));
+        this.properties = properties(b, dataDir);
+        this.parameters = RaftGateway.parameters(b.tls);
+        // a data dir that already holds this group is recovered (log + snapshot), never formatted
+        boolean existing = Files.isRegularFile(dataDir.resolve(group.getGroupId().getUuid().toString())
+                .resolve("current").resolve("raft-meta"));
+        RaftGroup bootstrap = existing ? group : emptyStart(b, dataDir);
+        this.raft = startRaft(bootstrap, existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT);
+        this.gateway = new RaftGateway(raft.server(), group, parameters);
+        NettyServerBuilder cp = NettyServerBuilder.forAddress(b.controlPlane)
+                // room for an imported backup; every other request is far smaller
+                .maxInboundMessageSize(CoordinationLimits.MAX_EXPORTED_STATE_BYTES + (1 << 20));
+        if (b.tls != null) {
+            cp.sslContext(dev.mailbox.coordination.internal.Tls.serverContext(b.tls));
+        }
+        AccessPolicy policy = b.access == null ? null : b.access.policy();
+        // interceptors run last-added first: who is calling, then may they, then the service's own checks
+        List<io.grpc.ServerInterceptor> chain = new ArrayList<>(List.of(new Faults(health), new Serving(id, health)));
+        if (policy != null) {
+            chain.add(new Guard(policy, this::localLease));
+        }
+        chain.add(new Caller(policy));
+        chain.add(meters.callTimer("mailbox.controlplane.requests"));
+        this.controlPlane = cp.addService(ServerInterceptors.intercept(new ControlPlaneService(new ServiceView(),
+                gateway, b.maxWatchBacklog), chain)).build();
+        try {
+            controlPlane.start();
+        } catch (IOException e) {
+            gateway.close();
+            raft.server().close();
+            throw e;
+        }
+        this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "coordinator-sweeper-" + b.id);
+            t.setDaemon(true);
+            return t;
+        });
+        sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
+        registerGauges();
+    }
+
+    private static RaftProperties properties(Builder b, Path dataDir) {
+        RaftProperties p = new RaftProperties();
+        RaftServerConfigKeys.setStorageDir(p, List.of(dataDir.toFile()));
+        InetSocketAddress self = b.peers.get(b.id);
+        GrpcConfigKeys.Server.setHost(p, self.getHostString());
+        GrpcConfigKeys.Server.setPort(p, self.getPort());
+        RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(b.electionTimeout.toMillis(), TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(b.electionTimeout.toMillis() * 2, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, b.snapshotEvery);
+        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
+        // the log before a snapshot is dropped, so a restart really starts from the snapshot
+        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+        RaftServerConfigKeys.Log.setPreallocatedSize(p, org.apache.ratis.util.SizeInBytes.valueOf(LOG_PREALLOCATION_BYTES));
+        // the largest entry is an imported backup: the leader must be able to send it to a follower in one
+        // piece, and Ratis wants its write buffer (a direct buffer per node) to hold what it sends
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p,
+                org.apache.ratis.util.SizeInBytes.valueOf(CoordinationLimits.MAX_EXPORTED_STATE_BYTES + (1 << 20)));
+        RaftServerConfigKeys.Log.setWriteBufferSize(p,
+                org.apache.ratis.util.SizeInBytes.valueOf(CoordinationLimits.MAX_EXPORTED_STATE_BYTES + (2 << 20)));
+        // plain read-only requests are linearizable (read index); renewals and leader reads ask for less
+        RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
+        // ...and the leader answers them from its own state while its lease (a fraction of the shortest
+        // election timeout since a quorum last acknowledged it) holds: renewals without a round trip
+        RaftServerConfigKeys.Read.setLeaderLeaseEnabled(p, true);
+        return p;
+    }
+
+    private Raft startRaft(RaftGroup bootstrap, RaftStorage.StartupOption option) throws IOException {
+        LeaseStateMachine stateMachine = new LeaseStateMachine(health);
+        RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(id)).setGroup(bootstrap)
+                .setStateMachine(stateMachine).setProperties(properties).setParameters(parameters).setOption(option)
+                .build();
+        try {
+            server.start();
+        } catch (IOException | RuntimeException e) {
+            server.close();
+            throw e;
+        }
+        return new Raft(server, stateMachine);
+    }
+
+    /**
+     * Decides how a node with an empty data dir starts. A new cluster's first start bootstraps it with the
+     * configured peers. A node told the cluster exists asks the peers first: if they still count it as a
+     * member, its data was lost (or wiped), and letting it vote with an empty log could let it and one stale
+     * peer form a majority that never saw acknowledged writes, so it refuses; if they do not, it starts
+     * empty, waiting to be added (add-member), and the leader copies it the state.
+     */
+    private RaftGroup emptyStart(Builder b, Path dataDir) throws IOException {
+        java.util.Optional<Membership.View> view = Membership.probe(group.getGroupId(), b.peers, b.id,
+                RaftGateway.parameters(b.tls));
+        if (b.clusterState == ClusterState.NEW) {
+            if (view.isPresent() && !view.get().members().contains(b.id) && !view.get().members().isEmpty()) {
+                throw new IOException("cluster '" + b.cluster + "' already exists without this node ("
+                        + view.get().from() + " reports members " + view.get().members() + "): to join it, start "
+                        + "with the existing cluster state and add this node (mailboxctl cluster add-member "
+                        + b.id + "=" + address(b.peers.get(b.id)) + ")");
+            }
+            if (view.isPresent() && view.get().members().contains(b.id) && view.get().committed() > 0) {
+                LOG.warn("coordinator {} starts a new cluster with an empty data dir {}, but {} reports that cluster "
+                        + "'{}' exists with this node as a member (commit index {}). If this node had been running, "
+                        + "its data was lost: stop it now, remove it (mailboxctl cluster remove-member {}) and add it "
+                        + "back; start with the existing cluster state from now on", b.id, dataDir,
+                        view.get().from(), b.cluster, view.get().committed(), b.id);
+            }
+            return group;
+        }
+        if (view.isEmpty()) {
+            throw new IOException("coordinator " + b.id + " has an empty data dir " + dataDir + " and is told cluster '"
+                    + b.cluster + "' exists, but no other member answers at " + b.peers + ": start a majority of "
+                    + "the others first");
+        }
+        if (view.get().members().contains(b.id)) {
+            throw new IOException("coordinator " + b.id + " has an empty data dir " + dataDir + ", but " + view.get().from()
+                    + " reports that cluster '" + b.cluster + "' still counts it as a member (members "
+                    + view.get().members() + ", commit index " + view.get().committed() + "): its data was lost, "
+                    + "and it must not vote as if it had none. Remove it (mailboxctl cluster remove-member " + b.id
+                    + "), start it again like this, and add it back (mailboxctl cluster add-member " + b.id + "="
+                    + address(b.peers.get(b.id)) + "); the leader then copies it the state");
+        }
+        LOG.info("coordinator {} starts empty and waits to be added to cluster '{}' (members {}): mailboxctl cluster "
+                + "add-member {}={}", b.id, b.cluster, view.get().members(), b.id, address(b.peers.get(b.id)));
+        return RaftGroup.valueOf(group.getGroupId()); // no peers: it takes its configuration from the leader
+    }
+
+    private static String address(InetSocketAddress a) {
+        return a.getHostString() + ":" + a.getPort();
+    }
+
+    /**
+     * Adds a coordinator to the cluster. It must be running with an empty data dir, started with the
+     * {@link ClusterState#EXISTING existing} cluster state: the leader copies it the state before the new
+     * configuration takes effect.
+     *
+     * @param nodeId  its id
+     * @param address its Raft address
+     * @throws IOException if the change does not go through (for example, the new node is not running)
+     */
+    void addMember(String nodeId, InetSocketAddress address) throws IOException {
+        gateway.addMember(nodeId, address);
+    }
+
+    /**
+     * Removes a coordinator from the cluster. The removed node stops taking part; stop it.
+     *
+     * @param nodeId its id
+     * @throws IOException if the change does not go through
+     */
+    void removeMember(String nodeId) throws IOException {
+        gateway.removeMember(nodeId, currentMembers());
+    }
+
+    /** @return node id to Raft address of the current configuration, as this node knows it */
+    Map<String, String> currentMembers() {
+        Map<String, String> out = new LinkedHashMap<>();
+        try {
+            for (org.apache.ratis.protocol.RaftPeer peer : raft.server().getDivision(group.getGroupId()).getRaftConf()
+                    .getCurrentPeers()) {
+                out.put(peer.getId().toString(), peer.getAddress());
+            }
+        } catch (IOException e) {
+            // this node has no division (it was removed or failed): it knows of no members
+        }
+        return out;
+    }
+
+    private void registerGauges() {
+        for (String role : List.of("LEADER", "FOLLOWER", "CANDIDATE", "FAILED")) {
+            meters.gauge("mailbox.coordinator.raft.role", "1 for the role this node is in (FAILED: it has a fault)",
+                    this, n -> n.role().equals(role) ? 1 : 0, "role", role);
+        }
+        meters.gauge("mailbox.coordinator.fault", "1 while this node does not serve: its disk takes no writes "
+                + "(kind=disk, it recovers by itself) or it stopped after a fatal error (kind=fatal)", this,
+                n -> n.health.current() != null && !n.health.current().fatal() ? 1 : 0, "kind", "disk");
+        meters.gauge("mailbox.coordinator.fault", "1 while this node does not serve: its disk takes no writes "
+                + "(kind=disk, it recovers by itself) or it stopped after a fatal error (kind=fatal)", this,
+                n -> n.health.current() != null && n.health.current().fatal() ? 1 : 0, "kind", "fatal");
+        meters.gauge("mailbox.coordinator.raft.term", "the Raft term", this, CoordinatorNode::term);
+        meters.gauge("mailbox.coordinator.raft.applied.index", "the last log index applied", this,
+                CoordinatorNode::appliedIndex);
+        meters.gauge("mailbox.coordinator.raft.commit.index", "the highest log index this node knows committed",
+                this, CoordinatorNode::commitIndex);
+        for (LeaseState state : LeaseState.values()) {
+            meters.gauge("mailbox.coordinator.leases", "mailboxes whose latest lease is in this state", this,
+                    n -> n.stateMachine().readTable(t -> t.leases().stream().filter(l -> l.state() == state
+                            && !l.namespace().equals(CoordinationLimits.NODES_NAMESPACE)).count()),
+                    "state", state.name());
+        }
+        meters.gauge("mailbox.coordinator.routes", "routes in the routing table", this,
+                n -> n.stateMachine().readTable(t -> t.routes().size()));
+        meters.gauge("mailbox.coordinator.routes.revision", "the routing table's revision", this,
+                n -> n.stateMachine().readTable(LeaseTable::routesRevision));
+        meters.gauge("mailbox.coordinator.route.watchers", "route watchers this node streams to", this,
+                CoordinatorNode::routeWatchers);
+        meters.gauge("mailbox.coordinator.nodes.up", "mailbox nodes whose registration is active", this,
+                n -> n.stateMachine().readTable(t -> t.nodes().stream().filter(NodeInfo::up).count()));
+    }
+
+    /**
+     * @param nodeId this node's id; must be a key of the peer list
+     * @return a builder
+     */
+    public static Builder builder(String nodeId) {
+        return new Builder(nodeId);
+    }
+
+    /** @return this node's id */
+    public String id() {
+        return id;
+    }
+
+    /** @return whether this node leads the cluster now (and has committed an entry in its term) */
+    public boolean isLeader() {
+        DivisionInfo info = info();
+        return info != null && info.isLeader() && info.isLeaderReady() && health.current() == null;
+    }
+
+    /** @return the leader this node knows of, or null */
+    public @Nullable String leaderId() {
+        DivisionInfo info = info();
+        RaftPeerId leader = info == null ? null : info.getLeaderId();
+        return leader == null ? null : leader.toString();
+    }
+
+    /** @return the current Raft term as this node sees it */
+    public long term() {
+        DivisionInfo info = info();
+        return info == null ? -1 : info.getCurrentTerm();
+    }
+
+    /** @return the index of the last entry this node applied */
+    public long appliedIndex() {
+        DivisionInfo info = info();
+        return info == null ? -1 : info.getLastAppliedIndex();
+    }
+
+    /** @return LEADER, FOLLOWER, CANDIDATE or UNKNOWN, as this node sees itself; FAILED while it has a {@link #fault} */
+    public String role() {
+        if (health.current() != null) {
+            return "FAILED";
+        }
+        DivisionInfo info = info();
+        return info == null ? "UNKNOWN" : info.getCurrentRole().name();
+    }
+
+    /**
+     * Why this node does not serve now, or null while it serves. A node whose disk took no more writes
+     * (its Raft log failed) stops its Raft server, and starts it again by itself once the disk takes writes;
+     * a node that hit an {@link Error} (out of memory) or whose Raft server stopped by itself stops serving
+     * for good (see {@link Builder#onFatal}). Either way it answers only its status; other calls are
+     * {@code UNAVAILABLE} with this reason, so clients go to another coordinator.
+     *
+     * @return the fault, or null
+     */
+    public @Nullable String fault() {
+        Fault f = health.current();
+        return f == null ? null : f.message();
+    }
+
+    /** @return the highest log index this node knows to be committed (a follower learns it from the leader) */
+    long commitIndex() {
+        try {
+            return raft.server().getDivision(group.getGroupId()).getRaftLog().getLastCommittedIndex();
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** @return the node ids of the cluster */
+    public List<String> peerIds() {
+        List<String> ids = new ArrayList<>();
+        group.getPeers().forEach(p -> ids.add(p.getId().toString()));
+        return Collections.unmodifiableList(ids);
+    }
+
+    /**
+     * Takes a snapshot now.
+     *
+     * @return the index it covers, or -1 if there was nothing to snapshot
+     */
+    public long takeSnapshot() {
+        try {
+            return stateMachine().takeSnapshot();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** @return where this node's control plane listens */
+    public InetSocketAddress controlPlaneAddress() {
+        return (InetSocketAddress) controlPlane.getListenSockets().get(0);
+    }
+
+    /** @return how many routing table watchers this node streams to */
+    int routeWatchers() {
+        return stateMachine().routeWatchers();
+    }
+
+    /** The current lease of a mailbox in this node's own state (for authorization: whose lease it is). */
+    private java.util.Optional<dev.mailbox.coordination.Lease> localLease(String mailboxId) {
+        return java.util.Optional.ofNullable(stateMachine().readTable(t -> t.get(mailboxId)));
+    }
+
+    /** @return the running Ratis server, for tests */
+    RaftServer raftServer() {
+        return raft.server();
+    }
+
+    /** @return the state machine, for tests and {@link TestingCluster} */
+    LeaseStateMachine stateMachine() {
+        return raft.stateMachine();
+    }
+
+    private @Nullable DivisionInfo info() {
+        try {
+            return raft.server().getDivision(group.getGroupId()).getInfo();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private void sweep() {
+        if (health.current() != null) {
+            leaderTerm = -1;
+            return;
+        }
+        try {
+            LeaseStateMachine stateMachine = stateMachine();
+            DivisionInfo info = info();
+            if (info != null && !info.isAlive() && !closed && health.current() == null) {
+                // Ratis closes a division by itself when its log worker or state machine updater hits an
+                // unexpected exception; it would go on reporting its last role while answering nothing
+                health.fatal(new IllegalStateException("its Raft server stopped by itself (see the log above)"));
+                return;
+            }
+            if (info == null || !info.isLeader() || !info.isLeaderReady()) {
+                leaderTerm = -1;
+                return;
+            }
+            long term = info.getCurrentTerm();
+            if (term != leaderTerm) {
+                // new leadership: every active lease gets a full TTL plus grace from now
+                stateMachine.resetDeadlines();
+                leaderTerm = term;
+                return;
+            }
+            for (var expire : stateMachine.dueExpiries(System.nanoTime(), term)) {
+                // never forwarded: if this node no longer leads, its deadlines are not the ones that count
+                gateway.writeHere(expire).whenComplete((o, e) -> {
+                    if (e != null) {
+                        stateMachine.expiryFailed(expire.mailboxId(), expire.leaseId());
+                    } else if (o.isOk()) {
+                        LOG.info("lease {} of mailbox '{}' expired (epoch {})", expire.leaseId(), expire.mailboxId(),
+                                expire.epoch());
+                    }
+                });
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("lease sweep on {} failed", id, e);
+        }
+    }
+
+    /**
+     * Stops the Raft server first (so this node stops taking part in the cluster at once, as a crash would
+     * look to the others), then the control plane and the sweeper. Used by {@link TestingCluster#kill} for
+     * in-process nodes.
+     */
+    void crash() {
+        closed = true;
+        try {
+            raft.server().close();
+        } catch (IOException e) {
+            LOG.debug("closing the Raft server of {} failed", id, e);
+        }
+        controlPlane.shutdownNow();
+        sweeper.shutdownNow();
+        meters.close();
+        gateway.close();
+    }
+
+    /** Stops the control plane, the sweeper and the Raft server. */
+    @Override
+    public void close() {
+        closed = true;
+        controlPlane.shutdownNow();
+        sweeper.shutdownNow();
+        meters.close();
+        gateway.close();
+        try {
+            raft.server().close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Takes the node out of service: its route watchers are ended (they resume on another coordinator) and
+     * its Raft server stops, as a crash would look to the others, so a leader with a failed disk or a
+     * broken heap hands leadership on at once instead of holding it while answering nothing.
+     */
+    private void stopServing(String why) {
+        Raft current = raft;
+        current.stateMachine().endWatches("coordinator " + id + " stopped serving: " + why);
+        try {
+            current.server().close();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("stopping the Raft server of {} failed", id, e);
+        }
+    }
+
+    /** While the log failure lasts: once the data dir takes writes again, starts the Raft server again. */
+    private void probeDisk() {
+        Fault f = health.current();
+        if (closed || f == null || f.fatal()) {
+            return;
+        }
+        if (!diskTakesWrites()) {
+            sweeper.schedule(this::probeDisk, PROBE_MILLIS, TimeUnit.MILLISECONDS);
+            return;
+        }
+        try {
+            Raft restarted = startRaft(group, RaftStorage.StartupOption.RECOVER);
+            raft = restarted;
+            gateway.use(restarted.server());
+            if (health.recovered(f)) {
+                LOG.info("coordinator {}: its data dir {} takes writes again; the Raft server restarted and serves",
+                        id, dataDir);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("coordinator {}: restarting the Raft server after a log failure failed, trying again: {}", id,
+                    e.toString());
+            sweeper.schedule(this::probeDisk, PROBE_MILLIS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Writes and syncs {@link #SPACE_PROBE_BYTES} into the data dir: room for a new log segment and more. */
+    private boolean diskTakesWrites() {
+        Path probe = dataDir.resolve(".mailbox-space-probe");
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(probe,
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE,
+                java.nio.file.StandardOpenOption.TRUNCATE_EXISTING)) {
+            java.nio.ByteBuffer chunk = java.nio.ByteBuffer.allocate(1 << 16);
+            for (int written = 0; written < SPACE_PROBE_BYTES; written += chunk.capacity()) {
+                chunk.clear();
+                while (chunk.hasRemaining()) {
+                    ch.write(chunk);
+                }
+            }
+            ch.force(true);
+            return true;
+        } catch (IOException e) {
+            return false;
+        } finally {
+            try {
+                Files.deleteIfExists(probe);
+            } catch (IOException e) {
+                LOG.debug("cannot delete {}", probe, e);
+            }
+        }
+    }
+
+    /** What this node's parts report, and what the control plane asks. */
+    private final class NodeHealth implements Health {
+        private final java.util.concurrent.atomic.AtomicReference<@Nullable Fault> fault =
+                new java.util.concurrent.atomic.AtomicReference<>();
+
+        @Nullable Fault current() {
+            return fault.get();
+        }
+
+        boolean recovered(Fault f) {
+            return fault.compareAndSet(f, null);
+        }
+
+        @Override
+        public void logFailed(Throwable cause) {
+            if (closed) {
+                return;
+            }
+            Fault f = new Fault(false, "its Raft log in " + dataDir + " cannot be written (" + rootMessage(cause)
+                    + "); it restarts its Raft server by itself once the disk takes writes again");
+            if (fault.compareAndSet(null, f)) {
+                LOG.error("coordinator {} stops serving: {}", id, f.message(), cause);
+                // not on the Ratis thread that reported it: closing the server waits for that thread
+                sweeper.execute(() -> {
+                    stopServing(f.message());
+                    sweeper.schedule(CoordinatorNode.this::probeDisk, PROBE_MILLIS, TimeUnit.MILLISECONDS);
+                });
+            }
+        }
+
+        @Override
+        public void fatal(Throwable cause) {
+            if (closed) {
+                return;
+            }
+            Fault f = new Fault(true, "it stopped after a fatal error (" + rootMessage(cause) + ") and must be "
+                    + "restarted");
+            Fault before = fault.getAndSet(f);
+            if (before != null && before.fatal()) {
+                return;
+            }
+            LOG.error("coordinator {} stops serving for good: {}", id, f.message(), cause);
+            Thread stop = new Thread(() -> {
+                stopServing(f.message());
+                try {
+                    onFatal.accept(cause);
+                } catch (RuntimeException e) {
+                    LOG.warn("the onFatal handler of coordinator {} failed", id, e);
+                }
+            }, "coordinator-fatal-" + id);
+            stop.setDaemon(true);
+            stop.start();
+        }
+
+        @Override
+        public @Nullable String fault() {
+            Fault f = fault.get();
+            return f == null ? null : f.message();
+        }
+
+        @Override
+        public long appliedIndex() {
+            return CoordinatorNode.this.appliedIndex();
+        }
+
+        @Override
+        public long commitIndex() {
+            return CoordinatorNode.this.commitIndex();
+        }
+    }
+
+    private static String rootMessage(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.getMessage() == null ? root.toString() : root.getClass().getSimpleName() + ": " + root.getMessage();
+    }
+
+    @Override
+    public String toString() {
+        return "CoordinatorNode[" + id + ", " + role() + ", applied " + appliedIndex() + "]";
+    }
+
+    /** The election timeout rule, shared with {@link TestingCluster.Builder}. */
+    static Duration requireElectionTimeout(Duration timeout) {
+        if (timeout.toMillis() < 50) {
+            throw new IllegalArgumentException("electionTimeout must be at least 50 ms, was " + timeout);
+        }
+        return timeout;
+    }
+
+    /** The snapshot interval rule, shared with {@link TestingCluster.Builder}. */
+    static long requireSnapshotEvery(long entries) {
+        if (entries < 1) {
+            throw new IllegalArgumentException("snapshotEvery must be 1 or more, was " + entries);
+        }
+        return entries;
+    }
+
+    /**
+     * How a node with an empty data dir starts (a node whose data dir holds the cluster's state always
+     * recovers it, whatever this says), after etcd's {@code initial-cluster-state}.
+     */
+    public enum ClusterState {
+        /** Bootstrap a new cluster with the configured peers: only for a cluster's very first start. */
+        NEW,
+        /**
+         * The cluster exists. An empty node that the cluster still counts as a member refuses to start (its
+         * data was lost: remove it and add it back); one that is not a member starts empty and waits to be
+         * added. Every start after the first should say this.
+         */
+        EXISTING
+    }
+
+    /** Builds and starts a {@link CoordinatorNode}. */
+    public static final class Builder {
+        private final String id;
+        private String cluster = "default";
+        private final Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
+        private @Nullable Path dataDir;
+        private Duration electionTimeout = Duration.ofMillis(300);
+        private long snapshotEvery = 10_000;
+        private int maxWatchBacklog = 1_000;
+        private InetSocketAddress controlPlane = new InetSocketAddress("127.0.0.1", 0);
+        private MeterRegistry registry = Metrics.globalRegistry;
+        private ClusterState clusterState = ClusterState.NEW;
+        private Consumer<Throwable> onFatal = e -> { };
+        private dev.mailbox.coordination.@Nullable TlsFiles tls;
+        private @Nullable Access access;
+        private boolean requireSecurity;
+
+        private Builder(String id) {
+            Objects.requireNonNull(id, "nodeId");
+            CoordinationLimits.require(CoordinationLimits.nodeIdProblem(id));
+            this.id = id;
+        }
+
+        /**
+         * @param registry where this node's meters go (default Micrometer's global registry, which records
+         *                 nothing until the application adds one); they are removed when the node closes
+         * @return this builder
+         */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.registry = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
+        /**
+         * Serves the control plane over TLS and talks TLS to the other coordinators (mutual TLS: each
+         * presents this certificate to the others and accepts only peers whose certificates the trusted CAs
+         * signed, so the certificate must be usable for both server and client authentication).
+         *
+         * @param files this node's certificate and key, and the CAs that sign the cluster's and clients'
+         * @return this builder
+         */
+        public Builder tls(dev.mailbox.coordination.TlsFiles files) {
+            this.tls = Objects.requireNonNull(files, "files");
+            if (files.certificate() == null || files.trusted() == null) {
+                throw new IllegalArgumentException("a coordinator's TLS needs a certificate, a key and trusted CAs");
+            }
+            return this;
+        }
+
+        /**
+         * @param access who may call this node and what they may do (default: anyone, anything)
+         * @return this builder
+         */
+        public Builder access(Access access) {
+            this.access = Objects.requireNonNull(access, "access");
+            return this;
+        }
+
+        /**
+         * @param require refuse to start without TLS and access rules when the control plane or Raft listens
+         *                on an address other than loopback (default false: start, with a loud warning)
+         * @return this builder
+         */
+        public Builder requireSecurity(boolean require) {
+            this.requireSecurity = require;
+            return this;
+        }
+
+        /**
+         * What to do when the node stops serving for good: it hit an {@link Error} (out of memory) or its
+         * Raft server stopped by itself. By then it has stopped its Raft server (the others elect a leader
+         * without it) and answers only its status, with the fault; a process that runs nothing but this
+         * node should exit so that its supervisor restarts it ({@code mailboxctl coordinator start} does).
+         *
+         * @param handler called once, on a thread of its own, with the cause (default: nothing)
+         * @return this builder
+         */
+        public Builder onFatal(Consumer<Throwable> handler) {
+            this.onFatal = Objects.requireNonNull(handler, "handler");
+            return this;
+        }
+
+        /**
+         * @param state how to start when the data dir is empty (default {@link ClusterState#NEW}; say
+         *              {@link ClusterState#EXISTING} for every start after the cluster's first)
+         * @return this builder
+         */
+        public Builder clusterState(ClusterState state) {
+            this.clusterState = Objects.requireNonNull(state, "state");
+            return this;
+        }
+
+        /**
+         * @param cluster the cluster's name (all nodes of a cluster use the same; default "default")
+         * @return this builder
+         */
+        public Builder cluster(String cluster) {
+            this.cluster = Objects.requireNonNull(cluster, "cluster");
+            return this;
+        }
+
+        /**
+         * @param nodeId  a node of the cluster (this one included)
+         * @param address where its Raft server listens
+         * @return this builder
+         */
+        public Builder peer(String nodeId, InetSocketAddress address) {
+            CoordinationLimits.require(CoordinationLimits.nodeIdProblem(Objects.requireNonNull(nodeId, "nodeId")));
+            peers.put(nodeId, Objects.requireNonNull(address, "address"));
+            return this;
+        }
+
+        /**
+         * @param peers node id to Raft address, this node included
+         * @return this builder
+         */
+        public Builder peers(Map<String, InetSocketAddress> peers) {
+            peers.forEach(this::peer);
+            return this;
+        }
+
+        /**
+         * @param dataDir where the log and snapshots live
+         * @return this builder
+         */
+        public Builder dataDir(Path dataDir) {
+            this.dataDir = Objects.requireNonNull(dataDir, "dataDir");
+            return this;
+        }
+
+        /**
+         * @param timeout the shortest election timeout (the longest is twice it; default 300 ms)
+         * @return this builder
+         */
+        public Builder electionTimeout(Duration timeout) {
+            this.electionTimeout = requireElectionTimeout(timeout);
+            return this;
+        }
+
+        /**
+         * @param entries take a snapshot after this many log entries (default 10,000)
+         * @return this builder
+         */
+        public Builder snapshotEvery(long entries) {
+            this.snapshotEvery = requireSnapshotEvery(entries);
+            return this;
+        }
+
+        /**
+         * Bounds what a route watcher that stopped reading can cost this node. When more than this many
+         * route changes were queued for a watcher while its stream could not take them, the node ends that
+         * watch with {@code RESOURCE_EXHAUSTED}; a {@link RoutingTable} then reconnects and resumes from
+         * the last revision it applied. The snapshot or catch-up a watch starts with is not counted.
+         *
+         * @param changes the most changes queued for one stalled watcher (default 1,000)
+         * @return this builder
+         */
+        public Builder maxWatchBacklog(int changes) {
+            if (changes < 1) {
+                throw new IllegalArgumentException("maxWatchBacklog must be 1 or more, was " + changes);
+            }
+            this.maxWatchBacklog = changes;
+            return this;
+        }
+
+        /**
+         * @param address where the grpc-java control plane listens (default 127.0.0.1 on a free port)
+         * @return this builder
+         */
+        public Builder controlPlane(InetSocketAddress address) {
+            this.controlPlane = Objects.requireNonNull(address, "address");
+            return this;
+        }
+
+        /**
+         * Starts the node.
+         *
+         * @return the running node
+         * @throws IllegalStateException if the peer list does not name this node, or there is no data dir
+         * @throws UncheckedIOException  if the server cannot start
+         */
+        public CoordinatorNode start() {
+            if (!peers.containsKey(id)) {
+                throw new IllegalStateException("the peer list " + peers.keySet() + " does not include this node '"
+                        + id + "'");
+            }
+            Path dir = dataDir;
+            if (dir == null) {
+                throw new IllegalStateException("dataDir(...) is required");
+            }
+            try {
+                return new CoordinatorNode(this, dir);
+            } catch (IOException e) {
+                throw new UncheckedIOException("coordinator node '" + id + "' could not start: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /** What the control plane sees of this node. */
+    private final class ServiceView implements ControlPlaneService.Node {
+        @Override
+        public String id() {
+            return id;
+        }
+
+        @Override
+        public @Nullable String leaderId() {
+            return CoordinatorNode.this.leaderId();
+        }
+
+        @Override
+        public String role() {
+            return CoordinatorNode.this.role();
+        }
+
+        @Override
+        public long term() {
+            return CoordinatorNode.this.term();
+        }
+
+        @Override
+        public long appliedIndex() {
+            return CoordinatorNode.this.appliedIndex();
+        }
+
+        @Override
+        public long commitIndex() {
+            return CoordinatorNode.this.commitIndex();
+        }
+
+        @Override
+        public @Nullable String fault() {
+            return CoordinatorNode.this.fault();
+        }
+
+        @Override
+        public List<String[]> members() {
+            List<String[]> out = new ArrayList<>();
+            currentMembers().forEach((id, address) -> out.add(new String[] {id, address}));
+            return out;
+        }
+
+        @Override
+        public void addMember(String nodeId, InetSocketAddress address) throws IOException {
+            CoordinatorNode.this.addMember(nodeId, address);
+        }
+
+        @Override
+        public void removeMember(String nodeId) throws IOException {
+            CoordinatorNode.this.removeMember(nodeId);
+        }
+
+        @Override
+        public CompletableFuture<byte[]> readLocal(Query query) {
+            return stateMachine().answer(query, false);
+        }
+
+        @Override
+        public StateDigest digest() {
+            return stateMachine().digest();
+        }
+
+        @Override
+        public Runnable watchRoutes(long fromRevision, RouteHub.Sink sink) {
+            return stateMachine().watchRoutes(fromRevision, sink);
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package dev.mailbox.coordination.server.internal;
+
+import java.util.Collections;
+import java.util.List;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * A change to the lease table, as the state machine applies it. On the log it is a
+ * {@code LogEntry} (see {@link StateCodec}). Every command carries the time the leader stamped on it
+ * ({@code now}, epoch millis): applying a command never reads a clock, so every replica that applies the
+ * same log reaches the same state.
+ */
+public sealed interface Command {
+
+    /** @return the leader's time when it proposed the command */
+    long now();
+
+    /**
+     * @param now the leader's time
+     * @return this command stamped with that time
+     */
+    default Command stamped(long now) {
+        if (this instanceof Acquire a) {
+            return new Acquire(a.mailboxId(), a.runnerId(), a.nodeId(), a.address(), a.ttlMillis(), a.requestId(),
+                    a.secretHash(), now);
+        } else if (this instanceof Release r) {
+            return new Release(r.mailboxId(), r.leaseId(), r.epoch(), now);
+        } else if (this instanceof Expire e) {
+            return new Expire(e.mailboxId(), e.leaseId(), e.epoch(), e.term(), now);
+        } else if (this instanceof Revoke r) {
+            return new Revoke(r.mailboxId(), now);
+        } else if (this instanceof Reclaim r) {
+            return new Reclaim(r.mailboxId(), now);
+        } else if (this instanceof RegisterNode n) {
+            return new RegisterNode(n.nodeId(), n.address(), n.region(), n.version(), n.capabilities(), n.labels(),
+                    n.ttlMillis(), n.requestId(), now);
+        } else if (this instanceof CreateNamespace c) {
+            return new CreateNamespace(c.name(), c.ttlMillis(), c.heartbeatMillis(), c.graceMillis(), c.labels(), now);
+        } else if (this instanceof Restore r) {
+            return new Restore(r.snapshot(), now);
+        }
+        SetPolicy p = (SetPolicy) this;
+        return new SetPolicy(p.namespace(), p.ttlMillis(), p.heartbeatMillis(), p.graceMillis(), now);
+    }
+
+    /**
+     * Grants a mailbox to a runner; {@code ttlMillis} 0 means the namespace's TTL. {@code requestId}
+     * is the same on every retry of one acquire call (empty: none), so a retry that lands twice
+     * returns the same lease instead of starting a new incarnation. {@code secretHash} is the SHA-256 of
+     * the holder's secret (empty: a holder without one, as every holder before format 2).
+     */
+    record Acquire(String mailboxId, String runnerId, String nodeId, String address, long ttlMillis, String requestId,
+                   String secretHash, long now) implements Command {
+        /** An acquire without a holder secret. */
+        public Acquire(String mailboxId, String runnerId, String nodeId, String address, long ttlMillis,
+                       String requestId, long now) {
+            this(mailboxId, runnerId, nodeId, address, ttlMillis, requestId, "", now);
+        }
+
+        /** An acquire without a request id or a holder secret. */
+        public Acquire(String mailboxId, String runnerId, String nodeId, String address, long ttlMillis, long now) {
+            this(mailboxId, runnerId, nodeId, address, ttlMillis, "", "", now);
+        }
+    }
+
+    /** The holder gives its lease up. */
+    record Release(String mailboxId, long leaseId, long epoch, long now) implements Command {
+    }
+
+    /**
+     * The leader of {@code term} saw no renewal within TTL + grace. Only valid if committed in an entry
+     * of that same term: renewals go to the current leader only, so another leader's deadlines say
+     * nothing about this one's.
+     */
+    record Expire(String mailboxId, long leaseId, long epoch, long term, long now) implements Command {
+    }
+
+    /** An operator takes the mailbox away: the epoch grows, the holder is fenced off. */
+    record Revoke(String mailboxId, long now) implements Command {
+    }
+
+    /** An operator frees a revoked mailbox. */
+    record Reclaim(String mailboxId, long now) implements Command {
+    }
+
+    /** Sets a namespace's lease policy. */
+    record SetPolicy(String namespace, long ttlMillis, long heartbeatMillis, long graceMillis, long now)
+            implements Command {
+    }
+
+    /** Registers (or re-registers) a mailbox node and acquires its registration lease. */
+    record RegisterNode(String nodeId, String address, String region, String version, List<String> capabilities,
+                        SortedMap<String, String> labels, long ttlMillis, String requestId, long now)
+            implements Command {
+        /** Copies the collections. */
+        public RegisterNode {
+            capabilities = List.copyOf(capabilities);
+            labels = Collections.unmodifiableSortedMap(new TreeMap<>(labels));
+        }
+    }
+
+    /** Creates a namespace with its lease policy (all zero: the default policy). */
+    record CreateNamespace(String name, long ttlMillis, long heartbeatMillis, long graceMillis,
+                           SortedMap<String, String> labels, long now) implements Command {
+        /** Copies the labels. */
+        public CreateNamespace {
+            labels = Collections.unmodifiableSortedMap(new TreeMap<>(labels));
+        }
+    }
+
+    /**
+     * Replaces an empty state with an exported one (a backup): {@code snapshot} is a whole snapshot file of
+     * any format this coordinator reads. Refused unless the state holds no namespace, policy, lease or node.
+     */
+    record Restore(com.google.protobuf.ByteString snapshot, long now) implements Command {
+    }
+}

@@ -1,0 +1,754 @@
+package dev.mailbox.coordination.server.internal;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Parser;
+import dev.mailbox.coordination.CoordinationLimits;
+import dev.mailbox.coordination.LeasePolicy;
+import dev.mailbox.coordination.internal.Protos;
+import dev.mailbox.coordination.proto.AcquireLeaseRequest;
+import dev.mailbox.coordination.proto.AddMemberRequest;
+import dev.mailbox.coordination.proto.MembersReply;
+import dev.mailbox.coordination.proto.RemoveMemberRequest;
+import dev.mailbox.coordination.proto.ClusterStatusReply;
+import dev.mailbox.coordination.proto.ClusterStatusRequest;
+import dev.mailbox.coordination.proto.Consistency;
+import dev.mailbox.coordination.proto.ControlPlaneGrpc;
+import dev.mailbox.coordination.proto.GetLeasePolicyRequest;
+import dev.mailbox.coordination.proto.GetLeaseRequest;
+import dev.mailbox.coordination.proto.LeasePolicyReply;
+import dev.mailbox.coordination.proto.LeaseReply;
+import dev.mailbox.coordination.proto.ListLeasesReply;
+import dev.mailbox.coordination.proto.ListLeasesRequest;
+import dev.mailbox.coordination.proto.Member;
+import dev.mailbox.coordination.proto.ReclaimLeaseRequest;
+import dev.mailbox.coordination.proto.ReleaseLeaseRequest;
+import dev.mailbox.coordination.proto.RenewLeaseRequest;
+import dev.mailbox.coordination.proto.RenewLeasesReply;
+import dev.mailbox.coordination.proto.RenewLeasesRequest;
+import dev.mailbox.coordination.proto.RenewResult;
+import dev.mailbox.coordination.proto.RevokeLeaseRequest;
+import dev.mailbox.coordination.proto.SetLeasePolicyRequest;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import dev.mailbox.coordination.Route;
+import dev.mailbox.coordination.proto.CreateNamespaceRequest;
+import dev.mailbox.coordination.proto.GetNamespaceRequest;
+import dev.mailbox.coordination.proto.GetPartitionMapRequest;
+import dev.mailbox.coordination.proto.ListNamespacesReply;
+import dev.mailbox.coordination.proto.ListNamespacesRequest;
+import dev.mailbox.coordination.proto.ListNodesReply;
+import dev.mailbox.coordination.proto.ListNodesRequest;
+import dev.mailbox.coordination.proto.ListRoutesRequest;
+import dev.mailbox.coordination.proto.NamespaceReply;
+import dev.mailbox.coordination.proto.PartitionMapReply;
+import dev.mailbox.coordination.proto.RegisterNodeReply;
+import dev.mailbox.coordination.proto.RegisterNodeRequest;
+import dev.mailbox.coordination.proto.RouteEvent;
+import dev.mailbox.coordination.proto.RoutesReply;
+import dev.mailbox.coordination.proto.WatchRoutesRequest;
+import dev.mailbox.coordination.proto.state.GetLease;
+import dev.mailbox.coordination.proto.state.GetPolicy;
+import dev.mailbox.coordination.proto.state.LeaseList;
+import dev.mailbox.coordination.proto.state.ListLeases;
+import dev.mailbox.coordination.proto.state.Policy;
+import dev.mailbox.coordination.proto.state.Query;
+import dev.mailbox.coordination.proto.state.Renew;
+import dev.mailbox.coordination.proto.state.RenewBatch;
+import dev.mailbox.coordination.proto.ExportStateReply;
+import dev.mailbox.coordination.proto.ExportStateRequest;
+import dev.mailbox.coordination.proto.ImportStateReply;
+import dev.mailbox.coordination.proto.ImportStateRequest;
+import dev.mailbox.coordination.proto.state.View;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The gRPC control plane of one node. Requests are checked here first, so a malformed one is refused
+ * with INVALID_ARGUMENT before it reaches the log. Writes go through the node's {@link RaftGateway}
+ * (straight in while this node leads, else forwarded to the leader); renewals are linearizable leader
+ * reads; lease, node, partition, namespace and route reads are as fresh as the request's consistency asks.
+ */
+public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImplBase {
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ControlPlaneService.class);
+
+    /** What the service needs of its node. */
+    public interface Node {
+        /** @return the node's id */
+        String id();
+
+        /** @return the leader's id, or null */
+        @Nullable String leaderId();
+
+        /** @return LEADER, FOLLOWER, CANDIDATE or UNKNOWN */
+        String role();
+
+        /** @return the current term */
+        long term();
+
+        /** @return the last applied index */
+        long appliedIndex();
+
+        /** @return the highest log index this node knows to be committed */
+        long commitIndex();
+
+        /** @return why this node does not serve, or null while it serves */
+        @Nullable String fault();
+
+        /** @return node id and Raft address of each member */
+        List<String[]> members();
+
+        /**
+         * Answers a read from this node's own state, whatever it has applied (a stale read).
+         *
+         * @param query what to read
+         * @return the answer's bytes
+         */
+        CompletableFuture<byte[]> readLocal(Query query);
+
+        /**
+         * Adds a routing table watcher on this node.
+         *
+         * @param fromRevision the last revision the watcher saw, or 0
+         * @param sink         where the events go
+         * @return removes the watcher
+         */
+        Runnable watchRoutes(long fromRevision, RouteHub.Sink sink);
+
+        /** @return a fingerprint of the state this node has applied */
+        StateDigest digest();
+
+        /**
+         * @param nodeId  a coordinator to add
+         * @param address its Raft address
+         * @throws java.io.IOException if the change does not go through
+         */
+        void addMember(String nodeId, java.net.InetSocketAddress address) throws java.io.IOException;
+
+        /**
+         * @param nodeId a coordinator to remove
+         * @throws java.io.IOException if the change does not go through
+         */
+        void removeMember(String nodeId) throws java.io.IOException;
+    }
+
+
+    private final Node node;
+    private final RaftGateway raft;
+    private final int maxWatchBacklog;
+
+    /**
+     * @param node the node
+     * @param raft the node's way into the replicated state
+     * @param maxWatchBacklog how many live route changes may queue for a stalled watcher before its
+     *                        watch is ended (see {@code CoordinatorNode.Builder.maxWatchBacklog})
+     */
+    public ControlPlaneService(Node node, RaftGateway raft, int maxWatchBacklog) {
+        this.node = node;
+        this.raft = raft;
+        this.maxWatchBacklog = maxWatchBacklog;
+    }
+
+    @Override
+    public void acquireLease(AcquireLeaseRequest r, StreamObserver<LeaseReply> out) {
+        String secret = r.getHolderSecret();
+        // a raw caller may send no secret: it is then a holder without one, as every holder was before them
+        Command.Acquire c = new Command.Acquire(r.getMailboxId(), r.getRunnerId(), r.getNodeId(), r.getAddress(),
+                r.getTtlMillis(), r.getRequestId(), secret.isEmpty() ? "" : sha256(secret), 0);
+        // in the order a client meets the rules: its LeaseHolder (ids, then secret), then the call
+        String bad = CoordinationLimits.holderProblem(r.getRunnerId(), r.getNodeId(), r.getAddress());
+        if (bad == null && !secret.isEmpty()) {
+            bad = CoordinationLimits.secretProblem(secret);
+        }
+        if (bad == null) {
+            bad = LeaseTable.problem(c);
+        }
+        if (bad == null) {
+            bad = CoordinationLimits.acquirableProblem(r.getMailboxId());
+        }
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        reply(raft.write(c).whenComplete((o, e) -> {
+            if (o != null && o.code() == Outcome.Code.FAILED_PRECONDITION && o.message().contains(DUPLICATE_RUNNER)) {
+                LOG.warn("duplicate runner id: {}", o.message());
+            }
+        }), out);
+    }
+
+    /** What the lease table says when an acquire names the holder's runner id without its secret. */
+    private static final String DUPLICATE_RUNNER = "without that holder's secret";
+
+    private static String sha256(String secret) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(secret.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+
+    @Override
+    public void renewLease(RenewLeaseRequest r, StreamObserver<LeaseReply> out) {
+        if (refuseLeaseRef(r.getMailboxId(), r.getLeaseId(), r.getEpoch(), out)) {
+            return;
+        }
+        reply(raft.leaderRead(Query.newBuilder().setRenew(renew(r)).build()).thenApply(Outcome::parse), out);
+    }
+
+    @Override
+    public void renewLeases(RenewLeasesRequest r, StreamObserver<RenewLeasesReply> out) {
+        int n = r.getRenewalsCount();
+        if (n > CoordinationLimits.MAX_RENEWALS_PER_CALL) {
+            out.onError(invalid("at most " + CoordinationLimits.MAX_RENEWALS_PER_CALL + " renewals per call, was " + n));
+            return;
+        }
+        RenewResult[] results = new RenewResult[n];
+        RenewBatch.Builder batch = RenewBatch.newBuilder();
+        List<Integer> positions = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            RenewLeaseRequest one = r.getRenewals(i);
+            String bad = CoordinationLimits.leaseRefProblem(one.getMailboxId(), one.getLeaseId(), one.getEpoch());
+            if (bad != null) {
+                results[i] = RenewResult.newBuilder().setCode("INVALID_ARGUMENT").setMessage(bad).build();
+            } else {
+                batch.addRenewals(renew(one));
+                positions.add(i);
+            }
+        }
+        CompletableFuture<List<Outcome>> answers = positions.isEmpty() ? CompletableFuture.completedFuture(List.of())
+                : raft.leaderRead(Query.newBuilder().setRenewBatch(batch).build()).thenApply(Outcome::parseAll);
+        answers.whenComplete((outcomes, e) -> {
+            if (e != null) {
+                out.onError(unavailable(e));
+                return;
+            }
+            for (int k = 0; k < outcomes.size(); k++) {
+                Outcome o = outcomes.get(k);
+                RenewResult.Builder b = RenewResult.newBuilder().setCode(o.code().name()).setMessage(o.message());
+                if (o.lease() != null) {
+                    b.setLease(Protos.toProto(o.lease()));
+                }
+                results[positions.get(k)] = b.build();
+            }
+            out.onNext(RenewLeasesReply.newBuilder().addAllResults(java.util.Arrays.asList(results)).build());
+            out.onCompleted();
+        });
+    }
+
+    @Override
+    public void releaseLease(ReleaseLeaseRequest r, StreamObserver<LeaseReply> out) {
+        write(new Command.Release(r.getMailboxId(), r.getLeaseId(), r.getEpoch(), 0), out);
+    }
+
+    @Override
+    public void revokeLease(RevokeLeaseRequest r, StreamObserver<LeaseReply> out) {
+        write(new Command.Revoke(r.getMailboxId(), 0), out);
+    }
+
+    @Override
+    public void reclaimLease(ReclaimLeaseRequest r, StreamObserver<LeaseReply> out) {
+        write(new Command.Reclaim(r.getMailboxId(), 0), out);
+    }
+
+    /** Checks a command against the rules the state machine holds it to, then proposes it. */
+    private void write(Command c, StreamObserver<LeaseReply> out) {
+        String bad = LeaseTable.problem(c);
+        if (bad != null) {
+            out.onError(invalid(bad));
+        } else {
+            reply(raft.write(c), out);
+        }
+    }
+
+    @Override
+    public void getLease(GetLeaseRequest r, StreamObserver<LeaseReply> out) {
+        String bad = CoordinationLimits.mailboxIdProblem(r.getMailboxId());
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        reply(read(r.getConsistency(), Query.newBuilder().setGetLease(GetLease.newBuilder()
+                .setMailboxId(r.getMailboxId())).build()).thenApply(Outcome::parse), out);
+    }
+
+    @Override
+    public void listLeases(ListLeasesRequest r, StreamObserver<ListLeasesReply> out) {
+        String bad = CoordinationLimits.namespaceFilterProblem(r.getNamespace());
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        read(r.getConsistency(), Query.newBuilder().setListLeases(ListLeases.newBuilder()
+                .setNamespace(r.getNamespace())).build()).whenComplete((bytes, e) -> {
+                    if (e != null) {
+                        out.onError(unavailable(e));
+                        return;
+                    }
+                    try {
+                        answer(out, ListLeasesReply.newBuilder().addAllLeases(LeaseList.parseFrom(bytes).getLeasesList())
+                                .build());
+                    } catch (InvalidProtocolBufferException x) {
+                        out.onError(internal("unreadable lease list: " + x.getMessage()));
+                    }
+                });
+    }
+
+    @Override
+    public void setLeasePolicy(SetLeasePolicyRequest r, StreamObserver<LeasePolicyReply> out) {
+        Command.SetPolicy c = new Command.SetPolicy(r.getNamespace(), r.getTtlMillis(), r.getHeartbeatMillis(),
+                r.getGraceMillis(), 0);
+        String bad = LeaseTable.problem(c);
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        LeasePolicy set = LeasePolicy.ofMillis(r.getTtlMillis(), r.getHeartbeatMillis(), r.getGraceMillis());
+        whenApplied(raft.write(c), out, o -> answer(out, policyReply(r.getNamespace(), set)));
+    }
+
+    @Override
+    public void getLeasePolicy(GetLeasePolicyRequest r, StreamObserver<LeasePolicyReply> out) {
+        String bad = CoordinationLimits.namespaceOrReservedProblem(r.getNamespace());
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        raft.leaderRead(Query.newBuilder().setGetPolicy(GetPolicy.newBuilder().setNamespace(r.getNamespace())).build())
+                .whenComplete((bytes, e) -> {
+                    if (e != null) {
+                        out.onError(unavailable(e));
+                        return;
+                    }
+                    try {
+                        Policy p = Policy.parseFrom(bytes);
+                        answer(out, LeasePolicyReply.newBuilder().setNamespace(r.getNamespace())
+                                .setTtlMillis(p.getTtlMillis()).setHeartbeatMillis(p.getHeartbeatMillis())
+                                .setGraceMillis(p.getGraceMillis()).build());
+                    } catch (InvalidProtocolBufferException x) {
+                        out.onError(internal("unreadable policy: " + x.getMessage()));
+                    }
+                });
+    }
+
+    @Override
+    public void clusterStatus(ClusterStatusRequest r, StreamObserver<ClusterStatusReply> out) {
+        ClusterStatusReply.Builder b = ClusterStatusReply.newBuilder().setNodeId(node.id()).setTerm(node.term())
+                .setAppliedIndex(node.appliedIndex()).setCommitIndex(node.commitIndex()).setRole(node.role());
+        String fault = node.fault();
+        if (fault != null) {
+            b.setFault(fault);
+        }
+        String leader = node.leaderId();
+        if (leader != null) {
+            b.setLeaderId(leader);
+        }
+        node.members().forEach(m -> b.addMembers(Member.newBuilder().setNodeId(m[0]).setAddress(m[1])));
+        if (r.getIncludeStateDigest() && fault == null) {
+            StateDigest d = node.digest();
+            b.setStateDigest(d.sha256()).setStateIndex(d.index());
+        }
+        out.onNext(b.build());
+        out.onCompleted();
+    }
+
+    @Override
+    public void addMember(AddMemberRequest r, StreamObserver<MembersReply> out) {
+        String bad = CoordinationLimits.nodeIdProblem(r.getNodeId());
+        if (bad == null) {
+            bad = CoordinationLimits.addressProblem(r.getRaftAddress());
+        }
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        if (node.members().stream().anyMatch(m -> m[0].equals(r.getNodeId()))) {
+            out.onError(new StatusRuntimeException(Status.ALREADY_EXISTS.withDescription("coordinator '"
+                    + r.getNodeId() + "' is a member already")));
+            return;
+        }
+        int colon = r.getRaftAddress().lastIndexOf(':');
+        java.net.InetSocketAddress address = java.net.InetSocketAddress.createUnresolved(
+                r.getRaftAddress().substring(0, colon), Integer.parseInt(r.getRaftAddress().substring(colon + 1)));
+        changeMembership(() -> node.addMember(r.getNodeId(), address), "add coordinator '" + r.getNodeId() + "' at "
+                + r.getRaftAddress() + " (is it running, empty, started with the existing cluster state?)", out);
+    }
+
+    @Override
+    public void removeMember(RemoveMemberRequest r, StreamObserver<MembersReply> out) {
+        String bad = CoordinationLimits.nodeIdProblem(r.getNodeId());
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        List<String[]> members = node.members();
+        if (members.stream().noneMatch(m -> m[0].equals(r.getNodeId()))) {
+            out.onError(new StatusRuntimeException(Status.NOT_FOUND.withDescription("coordinator '" + r.getNodeId()
+                    + "' is not a member; members are " + members.stream().map(m -> m[0]).toList())));
+            return;
+        }
+        if (members.size() == 1) {
+            out.onError(new StatusRuntimeException(Status.FAILED_PRECONDITION.withDescription("coordinator '"
+                    + r.getNodeId() + "' is the only member; a cluster cannot remove its last member")));
+            return;
+        }
+        changeMembership(() -> node.removeMember(r.getNodeId()), "remove coordinator '" + r.getNodeId() + "'", out);
+    }
+
+    @Override
+    public void exportState(ExportStateRequest r, StreamObserver<ExportStateReply> out) {
+        view(r.getConsistency(), View.Kind.STATE, "", ExportStateReply.parser(), out);
+    }
+
+    @Override
+    public void importState(ImportStateRequest r, StreamObserver<ImportStateReply> out) {
+        String bad = CoordinationLimits.exportedStateProblem(r.getSnapshot().size());
+        LeaseTable imported = null;
+        if (bad == null) {
+            try {
+                imported = LeaseTable.readFrom(r.getSnapshot().newInput());
+            } catch (java.io.IOException e) {
+                bad = "not a coordinator snapshot this version reads: " + e.getMessage();
+            }
+        }
+        if (bad != null || imported == null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        ImportStateReply reply = ImportStateReply.newBuilder().setNamespaces(imported.namespaces().size())
+                .setLeases((int) imported.leases().stream()
+                        .filter(l -> !l.namespace().equals(CoordinationLimits.NODES_NAMESPACE)).count())
+                .setNodes(imported.nodes().size()).build();
+        whenApplied(raft.write(new Command.Restore(r.getSnapshot(), 0)), out, o -> answer(out, reply));
+    }
+
+    /**
+     * Runs a membership change (it blocks while the leader brings a new member up to date, on this call's
+     * executor thread) and answers with the configuration after it.
+     */
+    private void changeMembership(MembershipChange change, String what, StreamObserver<MembersReply> out) {
+        try {
+            change.run();
+        } catch (java.io.IOException | RuntimeException e) {
+            // not retried as is: the usual cause (a new member that is not running) needs an operator
+            out.onError(new StatusRuntimeException(Status.FAILED_PRECONDITION.withDescription("could not " + what
+                    + ": " + e)));
+            return;
+        }
+        MembersReply.Builder b = MembersReply.newBuilder();
+        node.members().forEach(m -> b.addMembers(Member.newBuilder().setNodeId(m[0]).setAddress(m[1])));
+        answer(out, b.build());
+    }
+
+    @FunctionalInterface
+    private interface MembershipChange {
+        void run() throws java.io.IOException;
+    }
+
+    @Override
+    public void registerNode(RegisterNodeRequest r, StreamObserver<RegisterNodeReply> out) {
+        dev.mailbox.coordination.proto.NodeInfo n = r.getNode();
+        Command.RegisterNode c = new Command.RegisterNode(n.getNodeId(), n.getAddress(), n.getRegion(), n.getVersion(),
+                n.getCapabilitiesList(), new java.util.TreeMap<>(n.getLabelsMap()), r.getTtlMillis(), r.getRequestId(), 0);
+        String bad = LeaseTable.problem(c);
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        whenApplied(raft.write(c), out, o -> {
+                    // the leader's partition map: it has applied the registration, a forwarding follower may not have
+                    view(Consistency.LEADER_LEASE, View.Kind.PARTITIONS, "", PartitionMapReply.parser(), out, map -> {
+                        RegisterNodeReply.Builder b = RegisterNodeReply.newBuilder()
+                                .setNode(n.toBuilder().setUp(true).build()).setLease(Protos.toProto(o.lease()));
+                        map.getRangesList().stream().filter(x -> x.getNodeId().equals(n.getNodeId()))
+                                .forEach(b::addPartitionRanges);
+                        answer(out, b.build());
+                    });
+                });
+    }
+
+    @Override
+    public void listNodes(ListNodesRequest r, StreamObserver<ListNodesReply> out) {
+        view(r.getConsistency(), View.Kind.NODES, "", ListNodesReply.parser(), out);
+    }
+
+    @Override
+    public void getPartitionMap(GetPartitionMapRequest r, StreamObserver<PartitionMapReply> out) {
+        view(r.getConsistency(), View.Kind.PARTITIONS, "", PartitionMapReply.parser(), out);
+    }
+
+    @Override
+    public void createNamespace(CreateNamespaceRequest r, StreamObserver<NamespaceReply> out) {
+        Command.CreateNamespace c = new Command.CreateNamespace(r.getName(), r.getTtlMillis(), r.getHeartbeatMillis(),
+                r.getGraceMillis(), new java.util.TreeMap<>(r.getLabelsMap()), 0);
+        String bad = LeaseTable.problem(c);
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        // answered by a leader read: the leader has applied the create when the write returns, while
+        // a follower that forwarded it may not have yet
+        whenApplied(raft.write(c), out,
+                o -> view(Consistency.LEADER_LEASE, View.Kind.NAMESPACE, r.getName(), NamespaceReply.parser(), out));
+    }
+
+    @Override
+    public void getNamespace(GetNamespaceRequest r, StreamObserver<NamespaceReply> out) {
+        String bad = CoordinationLimits.namespaceProblem(r.getName());
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        view(r.getConsistency(), View.Kind.NAMESPACE, r.getName(), NamespaceReply.parser(), out);
+    }
+
+    @Override
+    public void listNamespaces(ListNamespacesRequest r, StreamObserver<ListNamespacesReply> out) {
+        view(r.getConsistency(), View.Kind.NAMESPACES, "", ListNamespacesReply.parser(), out);
+    }
+
+    @Override
+    public void listRoutes(ListRoutesRequest r, StreamObserver<RoutesReply> out) {
+        view(r.getConsistency(), View.Kind.ROUTES, "", RoutesReply.parser(), out);
+    }
+
+    /** Reads nodes, partitions, namespaces or routes as fresh as asked, and answers with the reply message. */
+    private <M> void view(Consistency consistency, View.Kind kind, String arg, Parser<M> parser,
+                          StreamObserver<M> out) {
+        view(consistency, kind, arg, parser, out, m -> answer(out, m));
+    }
+
+    /** Reads a view and hands its reply message on, or ends the call with a status naming what failed. */
+    private <M> void view(Consistency consistency, View.Kind kind, String arg, Parser<M> parser,
+                          StreamObserver<?> out, java.util.function.Consumer<M> then) {
+        View v = View.newBuilder().setKind(kind).setNamespace(arg).build();
+        read(consistency, Query.newBuilder().setView(v).build()).whenComplete((bytes, e) -> {
+            if (e != null) {
+                out.onError(unavailable(e));
+            } else if (kind == View.Kind.NAMESPACE && bytes.length == 0) {
+                out.onError(new StatusRuntimeException(Status.NOT_FOUND.withDescription("no namespace '" + arg + "'")));
+            } else {
+                M message;
+                try {
+                    message = parser.parseFrom(bytes);
+                } catch (InvalidProtocolBufferException x) {
+                    out.onError(internal("unreadable " + kind + " answer: " + x.getMessage()));
+                    return;
+                }
+                then.accept(message);
+            }
+        });
+    }
+
+    @Override
+    public void watchRoutes(WatchRoutesRequest r, StreamObserver<RouteEvent> out) {
+        if (r.getFromRevision() < 0) {
+            out.onError(invalid("from_revision must be 0 or more, was " + r.getFromRevision()));
+            return;
+        }
+        ServerCallStreamObserver<RouteEvent> call = (ServerCallStreamObserver<RouteEvent>) out;
+        RouteSink sink = new RouteSink(call);
+        call.setOnReadyHandler(sink::ready);
+        Runnable cancel = node.watchRoutes(r.getFromRevision(), sink);
+        sink.remove = cancel;
+        call.setOnCancelHandler(cancel);
+        if (call.isCancelled() || sink.cut) {
+            cancel.run();
+        }
+    }
+
+    /**
+     * One watcher's stream. gRPC queues whatever is sent to a stream that cannot take it, so live changes
+     * sent while the stream is not ready are counted, and past {@link #maxWatchBacklog} the watch is ended:
+     * a stalled watcher costs a bounded amount of memory and resumes from its revision when it reconnects.
+     */
+    private final class RouteSink implements RouteHub.Sink {
+        private final ServerCallStreamObserver<RouteEvent> call;
+        private final AtomicInteger backlog = new AtomicInteger();
+        volatile @Nullable Runnable remove;
+        volatile boolean cut;
+
+        RouteSink(ServerCallStreamObserver<RouteEvent> call) {
+            this.call = call;
+        }
+
+        void ready() {
+            backlog.set(0);
+        }
+
+        @Override
+        public void snapshot(long revision, List<Route> routes) {
+            RouteEvent.Builder b = RouteEvent.newBuilder().setRevision(revision).setSnapshot(true);
+            routes.forEach(x -> b.addRoutes(Protos.toProto(x)));
+            send(b.build());
+        }
+
+        @Override
+        public void change(LeaseTable.RouteChange c, boolean live) {
+            if (cut) {
+                return;
+            }
+            if (!live || call.isReady()) {
+                backlog.set(0);
+            } else if (backlog.incrementAndGet() > maxWatchBacklog) {
+                cutOff(c.revision());
+                return;
+            }
+            send(eventOf(c));
+        }
+
+        @Override
+        public void ended(String why) {
+            end(Status.UNAVAILABLE.withDescription(why + "; reconnect (to another coordinator) with from_revision "
+                    + "set to the last revision applied to resume"));
+        }
+
+        private void cutOff(long revision) {
+            end(Status.RESOURCE_EXHAUSTED.withDescription("this route watcher fell more than " + maxWatchBacklog
+                    + " changes behind (at revision " + revision + "); reconnect with from_revision set to the last "
+                    + "revision applied to resume"));
+        }
+
+        private void end(Status status) {
+            cut = true;
+            try {
+                call.onError(status.asRuntimeException());
+            } catch (RuntimeException e) {
+                // the call ended under us
+            }
+            Runnable r = remove;
+            if (r != null) {
+                r.run();
+            }
+        }
+
+        private void send(RouteEvent event) {
+            try {
+                if (!call.isCancelled()) {
+                    call.onNext(event);
+                }
+            } catch (RuntimeException e) {
+                // the call ended under us; the cancel handler removes this watcher
+            }
+        }
+    }
+
+    private LeaseTable.@Nullable RouteChange lastChange; // guarded by this
+    private @Nullable RouteEvent lastEvent; // guarded by this
+
+    /** Every watcher is sent the same change in turn: build its message once, not once per watcher. */
+    private synchronized RouteEvent eventOf(LeaseTable.RouteChange c) {
+        if (lastChange != c || lastEvent == null) {
+            RouteEvent.Builder b = RouteEvent.newBuilder().setRevision(c.revision());
+            if (c.route() != null) {
+                b.addRoutes(Protos.toProto(c.route()));
+            } else {
+                b.addRemoved(c.mailboxId());
+            }
+            lastEvent = b.build();
+            lastChange = c;
+        }
+        return lastEvent;
+    }
+
+    private CompletableFuture<byte[]> read(Consistency consistency, Query query) {
+        if (consistency == Consistency.STALE) {
+            return node.readLocal(query);
+        }
+        // LEADER_LEASE and LINEARIZABLE both go to the leader; Ratis serves them from its state while
+        // its leader lease holds and confirms leadership with a read index when it does not
+        return raft.leaderRead(query);
+    }
+
+    private static Renew renew(RenewLeaseRequest r) {
+        return Renew.newBuilder().setMailboxId(r.getMailboxId()).setLeaseId(r.getLeaseId()).setEpoch(r.getEpoch())
+                .build();
+    }
+
+    private static LeasePolicyReply policyReply(String namespace, LeasePolicy p) {
+        return LeasePolicyReply.newBuilder().setNamespace(namespace).setTtlMillis(p.ttl().toMillis())
+                .setHeartbeatMillis(p.heartbeatInterval().toMillis()).setGraceMillis(p.grace().toMillis()).build();
+    }
+
+    private static boolean refuseLeaseRef(String mailboxId, long leaseId, long epoch, StreamObserver<?> out) {
+        String bad = CoordinationLimits.leaseRefProblem(mailboxId, leaseId, epoch);
+        if (bad != null) {
+            out.onError(invalid(bad));
+        }
+        return bad != null;
+    }
+
+    private static void reply(CompletableFuture<Outcome> outcome, StreamObserver<LeaseReply> out) {
+        whenApplied(outcome, out, o -> {
+            LeaseReply.Builder b = LeaseReply.newBuilder();
+            if (o.lease() != null) {
+                b.setLease(Protos.toProto(o.lease()));
+            }
+            answer(out, b.build());
+        });
+    }
+
+    /** Runs {@code ok} with a write's outcome if it took effect; otherwise ends the call with why not. */
+    private static void whenApplied(CompletableFuture<Outcome> outcome, StreamObserver<?> out,
+                                    java.util.function.Consumer<Outcome> ok) {
+        outcome.whenComplete((o, e) -> {
+            if (e != null) {
+                out.onError(unavailable(e));
+            } else if (!o.isOk()) {
+                out.onError(status(o));
+            } else {
+                ok.accept(o);
+            }
+        });
+    }
+
+    private static <R> void answer(StreamObserver<R> out, R reply) {
+        out.onNext(reply);
+        out.onCompleted();
+    }
+
+    private static StatusRuntimeException status(Outcome o) {
+        Status status = switch (o.code()) {
+            case OK -> Status.OK;
+            case INVALID_ARGUMENT -> Status.INVALID_ARGUMENT;
+            case NOT_FOUND -> Status.NOT_FOUND;
+            case FAILED_PRECONDITION -> Status.FAILED_PRECONDITION;
+            case ALREADY_EXISTS -> Status.ALREADY_EXISTS;
+        };
+        return new StatusRuntimeException(status.withDescription(o.message()));
+    }
+
+    private static StatusRuntimeException internal(String message) {
+        return new StatusRuntimeException(Status.INTERNAL.withDescription(message));
+    }
+
+    private static StatusRuntimeException invalid(String message) {
+        return new StatusRuntimeException(Status.INVALID_ARGUMENT.withDescription(message));
+    }
+
+    /**
+     * What a failed write or read becomes. The cluster being unreachable, leaderless or slow is UNAVAILABLE
+     * (worth retrying, perhaps elsewhere); anything else is a fault of this server or of the request that
+     * retrying cannot fix, and is INTERNAL, never UNKNOWN.
+     */
+    static StatusRuntimeException unavailable(Throwable e) {
+        Throwable cause = e;
+        while ((cause instanceof CompletionException || cause instanceof java.util.concurrent.ExecutionException)
+                && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        if (cause instanceof IllegalArgumentException
+                || (cause instanceof IllegalStateException && !"this node does not lead".equals(cause.getMessage()))) {
+            return internal("coordinator failed the request: " + cause.getMessage());
+        }
+        return new StatusRuntimeException(Status.UNAVAILABLE.withDescription("coordinator cluster unavailable: "
+                + cause.getMessage()).withCause(cause));
+    }
+}

@@ -1,0 +1,65 @@
+package dev.mailbox.coordination.server.internal;
+
+import dev.mailbox.coordination.server.CoordinatorNode;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A coordinator node in a child JVM, for {@code TestingCluster} in process mode. Prints
+ * {@code READY <id>} once it serves, closes the node on SIGTERM, and otherwise runs until killed.
+ * Operators start coordinators with {@code mailboxctl coordinator start}, not with this.
+ */
+public final class CoordinatorProcess {
+
+    /** What the process prints once it serves. */
+    public static final String READY = "READY";
+
+    private CoordinatorProcess() {
+    }
+
+    /**
+     * @param id             node id
+     * @param cluster        cluster name
+     * @param dataDir        data dir
+     * @param controlPort    control-plane port on 127.0.0.1
+     * @param election       shortest election timeout
+     * @param snapshotEvery  snapshot interval in entries
+     * @param state          how to start with an empty data dir
+     * @param peers          node id to Raft address
+     * @return the arguments {@link #main} reads
+     */
+    public static List<String> arguments(String id, String cluster, Path dataDir, int controlPort, Duration election,
+                                         long snapshotEvery, CoordinatorNode.ClusterState state,
+                                         Map<String, InetSocketAddress> peers) {
+        List<String> args = new ArrayList<>(List.of(id, cluster, dataDir.toString(), Integer.toString(controlPort),
+                Long.toString(election.toMillis()), Long.toString(snapshotEvery), state.name()));
+        peers.forEach((k, v) -> args.add(k + "=" + v.getHostString() + ":" + v.getPort()));
+        return args;
+    }
+
+    /**
+     * @param args what {@link #arguments} made
+     * @throws InterruptedException never in practice: it waits to be stopped
+     */
+    public static void main(String[] args) throws InterruptedException {
+        Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
+        for (int i = 7; i < args.length; i++) {
+            String[] kv = args[i].split("=", 2);
+            int colon = kv[1].lastIndexOf(':');
+            peers.put(kv[0], new InetSocketAddress(kv[1].substring(0, colon), Integer.parseInt(kv[1].substring(colon + 1))));
+        }
+        CoordinatorNode node = CoordinatorNode.builder(args[0]).cluster(args[1]).dataDir(Path.of(args[2]))
+                .controlPlane(new InetSocketAddress("127.0.0.1", Integer.parseInt(args[3])))
+                .electionTimeout(Duration.ofMillis(Long.parseLong(args[4]))).snapshotEvery(Long.parseLong(args[5]))
+                .clusterState(CoordinatorNode.ClusterState.valueOf(args[6])).peers(peers).start();
+        Runtime.getRuntime().addShutdownHook(new Thread(node::close, "coordinator-shutdown"));
+        System.out.println(READY + " " + args[0]);
+        System.out.flush();
+        Thread.currentThread().join();
+    }
+}

@@ -1,0 +1,208 @@
+package dev.mailbox.coordination.server.internal;
+
+import com.google.protobuf.Message;
+import dev.mailbox.coordination.CoordinationLimits;
+import dev.mailbox.coordination.Lease;
+import dev.mailbox.coordination.proto.AcquireLeaseRequest;
+import dev.mailbox.coordination.proto.CreateNamespaceRequest;
+import dev.mailbox.coordination.proto.GetLeasePolicyRequest;
+import dev.mailbox.coordination.proto.GetLeaseRequest;
+import dev.mailbox.coordination.proto.GetNamespaceRequest;
+import dev.mailbox.coordination.proto.ListLeasesRequest;
+import dev.mailbox.coordination.proto.ReclaimLeaseRequest;
+import dev.mailbox.coordination.proto.RegisterNodeRequest;
+import dev.mailbox.coordination.proto.ReleaseLeaseRequest;
+import dev.mailbox.coordination.proto.RenewLeaseRequest;
+import dev.mailbox.coordination.proto.RenewLeasesRequest;
+import dev.mailbox.coordination.proto.RevokeLeaseRequest;
+import dev.mailbox.coordination.proto.SetLeasePolicyRequest;
+import dev.mailbox.coordination.server.internal.AccessPolicy.Permission;
+import io.grpc.ForwardingServerCall;
+import io.grpc.ForwardingServerCallListener;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Authorization of the control plane: checks each request against the access policy before the service
+ * sees it, so a refused call changes nothing, and writes the audit trail of administrative actions. Leases
+ * belong to the runner ids a principal owns: its own name, or names that start with it and a '/'
+ * ({@code r1}, {@code r1/worker-2}); a node registers under its own name only.
+ */
+public final class Guard implements ServerInterceptor {
+
+    /** Methods that change the cluster's configuration: every outcome is audited. */
+    private static final Set<String> ADMIN_ACTIONS = Set.of("RevokeLease", "ReclaimLease", "SetLeasePolicy",
+            "CreateNamespace", "AddMember", "RemoveMember", "ImportState", "ExportState");
+
+    private final AccessPolicy policy;
+    private final Function<String, Optional<Lease>> leases;
+
+    /**
+     * @param policy who may do what
+     * @param leases the current lease of a mailbox, as this node knows it (to see whose a lease is)
+     */
+    public Guard(AccessPolicy policy, Function<String, Optional<Lease>> leases) {
+        this.policy = policy;
+        this.leases = leases;
+    }
+
+    @Override
+    public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers,
+                                                       ServerCallHandler<Q, A> next) {
+        String method = call.getMethodDescriptor().getBareMethodName();
+        String principal = Caller.current();
+        String[] target = {"-"}; // what the request names, for the audit line written when the call ends
+        ServerCall<Q, A> audited = !ADMIN_ACTIONS.contains(String.valueOf(method)) ? call
+                : new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+                    @Override
+                    public void close(Status status, Metadata trailers) {
+                        // a refusal closes the underlying call, not this one: it is audited once, as a refusal
+                        Audit.action(principal, method, target[0], status.getCode().name());
+                        super.close(status, trailers);
+                    }
+                };
+        ServerCall.Listener<Q> delegate = next.startCall(audited, headers);
+        return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(delegate) {
+            private boolean refused;
+
+            @Override
+            public void onMessage(Q message) {
+                target[0] = target((Message) message);
+                String why = refusal(principal, String.valueOf(method), (Message) message);
+                if (why != null) {
+                    refused = true;
+                    Audit.refused(principal, String.valueOf(method), target[0], why);
+                    call.close(Status.PERMISSION_DENIED.withDescription(principal + " may not " + why),
+                            new Metadata());
+                    return;
+                }
+                super.onMessage(message);
+            }
+
+            @Override
+            public void onHalfClose() {
+                if (!refused) {
+                    super.onHalfClose();
+                }
+            }
+        };
+    }
+
+    /** @return what the principal may not do, or null if the request is allowed */
+    private @Nullable String refusal(String principal, String method, Message request) {
+        return switch (method) {
+            case "AcquireLease" -> {
+                AcquireLeaseRequest r = (AcquireLeaseRequest) request;
+                String ns = CoordinationLimits.namespaceOf(r.getMailboxId());
+                if (!leaseAllowed(principal, ns)) {
+                    yield "hold leases in namespace '" + ns + "'";
+                }
+                yield owns(principal, r.getRunnerId()) || admin(principal, ns) ? null
+                        : "hold a lease as runner '" + r.getRunnerId() + "' (its runner ids are '" + principal + "' and '"
+                        + principal + "/...')";
+            }
+            case "RenewLease" -> {
+                RenewLeaseRequest r = (RenewLeaseRequest) request;
+                yield leaseOfCaller(principal, r.getMailboxId(), r.getLeaseId(), "renew");
+            }
+            case "RenewLeases" -> {
+                for (RenewLeaseRequest r : ((RenewLeasesRequest) request).getRenewalsList()) {
+                    String why = leaseOfCaller(principal, r.getMailboxId(), r.getLeaseId(), "renew");
+                    if (why != null) {
+                        yield why;
+                    }
+                }
+                yield null;
+            }
+            case "ReleaseLease" -> {
+                ReleaseLeaseRequest r = (ReleaseLeaseRequest) request;
+                yield leaseOfCaller(principal, r.getMailboxId(), r.getLeaseId(), "release");
+            }
+            case "RevokeLease" -> adminOf(principal, CoordinationLimits.namespaceOf(((RevokeLeaseRequest) request)
+                    .getMailboxId()), "revoke leases");
+            case "ReclaimLease" -> adminOf(principal, CoordinationLimits.namespaceOf(((ReclaimLeaseRequest) request)
+                    .getMailboxId()), "reclaim leases");
+            case "SetLeasePolicy" -> adminOf(principal, ((SetLeasePolicyRequest) request).getNamespace(),
+                    "set lease policies");
+            case "CreateNamespace" -> adminOf(principal, ((CreateNamespaceRequest) request).getName(),
+                    "create namespaces");
+            case "AddMember", "RemoveMember", "ImportState", "ExportState" -> adminOf(principal, "*",
+                    "change the cluster's membership or state");
+            case "GetLease" -> readOf(principal, CoordinationLimits.namespaceOf(((GetLeaseRequest) request).getMailboxId()));
+            case "GetLeasePolicy" -> readOf(principal, ((GetLeasePolicyRequest) request).getNamespace());
+            case "ListLeases" -> {
+                String ns = ((ListLeasesRequest) request).getNamespace();
+                yield readOf(principal, ns.isEmpty() ? "*" : ns);
+            }
+            case "GetNamespace" -> readOf(principal, ((GetNamespaceRequest) request).getName());
+            case "ListNodes", "GetPartitionMap", "ListNamespaces", "ListRoutes", "WatchRoutes" -> readOf(principal, "*");
+            case "RegisterNode" -> {
+                String node = ((RegisterNodeRequest) request).getNode().getNodeId();
+                if (admin(principal, "*")) {
+                    yield null;
+                }
+                yield policy.allows(principal, Permission.NODE, CoordinationLimits.NODES_NAMESPACE) && node.equals(principal)
+                        ? null : "register node '" + node + "' (a principal with the node role registers as itself)";
+            }
+            case "ClusterStatus" -> null; // health: any authenticated caller
+            default -> "call " + method + " (no rule allows it)";
+        };
+    }
+
+    private boolean leaseAllowed(String principal, String namespace) {
+        Permission needed = namespace.equals(CoordinationLimits.NODES_NAMESPACE) ? Permission.NODE : Permission.LEASE;
+        return policy.allows(principal, needed, namespace);
+    }
+
+    /** The lease must be the caller's: in a namespace it may hold leases in, under a runner id it owns. */
+    private @Nullable String leaseOfCaller(String principal, String mailboxId, long leaseId, String verb) {
+        String ns = CoordinationLimits.namespaceOf(mailboxId);
+        if (admin(principal, ns)) {
+            return null;
+        }
+        if (!leaseAllowed(principal, ns)) {
+            return verb + " leases in namespace '" + ns + "'";
+        }
+        Optional<Lease> lease = leases.apply(mailboxId);
+        if (lease.isPresent() && lease.get().leaseId() == leaseId && !owns(principal, lease.get().runnerId())) {
+            return verb + " lease " + leaseId + " of '" + mailboxId + "', held by runner '" + lease.get().runnerId() + "'";
+        }
+        // a lease this node does not know (yet) is the state machine's to refuse: a wrong id or epoch changes nothing
+        return null;
+    }
+
+    private @Nullable String adminOf(String principal, String namespace, String what) {
+        return admin(principal, namespace) ? null : what + (namespace.equals("*") ? "" : " in namespace '" + namespace + "'");
+    }
+
+    private @Nullable String readOf(String principal, String namespace) {
+        return policy.allows(principal, Permission.READ, namespace) || policy.allows(principal, Permission.LEASE, namespace)
+                ? null : "read " + (namespace.equals("*") ? "the whole cluster's state" : "namespace '" + namespace + "'");
+    }
+
+    private boolean admin(String principal, String namespace) {
+        return policy.allows(principal, Permission.ADMIN, namespace);
+    }
+
+    /** @return whether the runner id is the principal's own: its name, or its name and a '/' and more */
+    static boolean owns(String principal, String runnerId) {
+        return runnerId.equals(principal) || runnerId.startsWith(principal + "/");
+    }
+
+    private static String target(Message request) {
+        for (String field : new String[] {"mailbox_id", "namespace", "name"}) {
+            var f = request.getDescriptorForType().findFieldByName(field);
+            if (f != null) {
+                return String.valueOf(request.getField(f));
+            }
+        }
+        return "-";
+    }
+}

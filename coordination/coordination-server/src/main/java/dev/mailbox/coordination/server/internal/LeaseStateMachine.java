@@ -1,0 +1,553 @@
+package dev.mailbox.coordination.server.internal;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.mailbox.coordination.Lease;
+import dev.mailbox.coordination.LeasePolicy;
+import dev.mailbox.coordination.LeaseState;
+import dev.mailbox.coordination.internal.Protos;
+import dev.mailbox.coordination.proto.state.LeaseList;
+import dev.mailbox.coordination.proto.state.Outcomes;
+import dev.mailbox.coordination.proto.state.Policy;
+import dev.mailbox.coordination.proto.state.Query;
+import dev.mailbox.coordination.proto.state.Renew;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.apache.ratis.io.MD5Hash;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.LifeCycle;
+import org.apache.ratis.util.MD5FileUtil;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The Ratis state machine around a {@link LeaseTable}.
+ *
+ * <p>Writes: the leader stamps its clock into each command as it starts the transaction, so that
+ * applying never reads a clock. Reads (get, list) are answered from the table. Renewals are reads
+ * too: Ratis sends them to the leader, which checks them against the table and pushes the lease's
+ * deadline back in memory, with no log write; the node's sweeper proposes an {@link Command.Expire}
+ * for a lease whose deadline passes. A node that becomes leader first gives every active lease a full
+ * TTL plus grace from that moment, so a change of leader never expires a lease early.
+ */
+public final class LeaseStateMachine extends BaseStateMachine {
+
+    private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private final Deadlines deadlines = new Deadlines();
+    private final RouteHub routes = new RouteHub();
+    private LeaseTable table = new LeaseTable(); // guarded by lock
+
+    private volatile @Nullable RaftServer server;
+    private final Health health;
+
+    /**
+     * @param health told when Ratis reports that this node's log can no longer be written, and of an
+     *               {@link Error} while applying a command
+     */
+    public LeaseStateMachine(Health health) {
+        this.health = health;
+    }
+
+    @Override
+    public void notifyLogFailed(Throwable cause, org.apache.ratis.proto.RaftProtos.LogEntryProto failedEntry) {
+        health.logFailed(cause);
+    }
+
+    @Override
+    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
+        // the life cycle matters: Ratis pauses the state machine before it installs a snapshot from the leader
+        // and requires it PAUSED before reinitialize(); BaseStateMachine never leaves NEW, and a follower
+        // installing a snapshot then closed its division ("terminated executor" on every later append)
+        getLifeCycle().startAndTransition(() -> {
+            super.initialize(server, groupId, raftStorage);
+            this.server = server;
+            storage.init(raftStorage);
+            load(storage.getLatestSnapshot());
+        }, IOException.class);
+    }
+
+    /** Ratis calls it before installing a snapshot, once per chunk: idempotent. */
+    @Override
+    public synchronized void pause() {
+        if (getLifeCycleState() == LifeCycle.State.RUNNING) {
+            getLifeCycle().transition(LifeCycle.State.PAUSING);
+            getLifeCycle().transition(LifeCycle.State.PAUSED);
+        }
+    }
+
+    @Override
+    public synchronized void reinitialize() throws IOException {
+        load(storage.loadLatestSnapshot()); // not getLatestSnapshot(): that one is cached from before the install
+        if (getLifeCycleState() == LifeCycle.State.PAUSED) {
+            getLifeCycle().transition(LifeCycle.State.STARTING);
+            getLifeCycle().transition(LifeCycle.State.RUNNING);
+        }
+    }
+
+    @Override
+    public StateMachineStorage getStateMachineStorage() {
+        return storage;
+    }
+
+    private void load(@Nullable SingleFileSnapshotInfo snapshot) throws IOException {
+        if (snapshot == null) {
+            return;
+        }
+        File file = snapshot.getFile().getPath().toFile();
+        verify(file);
+        LeaseTable loaded;
+        try (InputStream in = new BufferedInputStream(Files.newInputStream(file.toPath()))) {
+            loaded = LeaseTable.readFrom(in);
+        } catch (IOException e) {
+            throw new IOException("snapshot " + file + " cannot be read: " + e.getMessage() + RECOVERY, e);
+        }
+        lock.writeLock().lock();
+        try {
+            table = loaded;
+            setLastAppliedTermIndex(snapshot.getTermIndex());
+            deadlines.resetAll(table, System.nanoTime());
+            routes.resync(table);
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /** How an operator gets a node past a snapshot it cannot load (README: Operating the coordinator). */
+    static final String RECOVERY = ". The node does not start on it: remove this member from the cluster "
+            + "(mailboxctl cluster remove-member), empty its data dir, start it as a joining member and add it back "
+            + "(mailboxctl cluster add-member); it then copies the leader's state";
+
+    /**
+     * Checks a snapshot against the MD5 written beside it when it was taken: a snapshot edited or damaged
+     * on disk could still parse, and a replica that loaded it would then apply the log to the wrong state.
+     */
+    static void verify(File file) throws IOException {
+        File md5File = MD5FileUtil.getDigestFileForFile(file);
+        if (!md5File.isFile()) {
+            throw new IOException("snapshot " + file + " has no " + md5File.getName() + " beside it, so it cannot be "
+                    + "checked" + RECOVERY);
+        }
+        MD5Hash expected = MD5FileUtil.readStoredMd5ForFile(file);
+        MD5Hash actual = MD5FileUtil.computeMd5ForFile(file);
+        if (!actual.equals(expected)) {
+            throw new IOException("snapshot " + file + " is corrupt: its MD5 is " + actual + " but "
+                    + md5File.getName() + " says " + expected + RECOVERY);
+        }
+    }
+
+    @Override
+    public long takeSnapshot() throws IOException {
+        lock.readLock().lock();
+        try {
+            TermIndex last = getLastAppliedTermIndex();
+            if (last == null || last.getIndex() < 0) {
+                return -1;
+            }
+            File file = storage.getSnapshotFile(last.getTerm(), last.getIndex());
+            Files.createDirectories(file.getParentFile().toPath());
+            File tmp = new File(file.getParentFile(), file.getName() + ".tmp");
+            MD5Hash md5;
+            try {
+                try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(tmp.toPath(),
+                        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE,
+                        java.nio.file.StandardOpenOption.TRUNCATE_EXISTING);
+                     OutputStream out = new BufferedOutputStream(java.nio.channels.Channels.newOutputStream(channel))) {
+                    table.writeTo(out);
+                    out.flush();
+                    channel.force(true); // durable before it gets the name a restart loads
+                }
+                // the checksum first: a snapshot file under its final name always has one
+                md5 = MD5FileUtil.computeMd5ForFile(tmp);
+                MD5FileUtil.saveMD5File(file, md5);
+                Files.move(tmp.toPath(), file.toPath(), StandardCopyOption.ATOMIC_MOVE,
+                        StandardCopyOption.REPLACE_EXISTING);
+            } catch (IOException | RuntimeException e) {
+                // a full disk must not also be left holding half a snapshot
+                Files.deleteIfExists(tmp.toPath());
+                throw e;
+            }
+            storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
+            return last.getIndex();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    @Override
+    public TransactionContext startTransaction(RaftClientRequest request) throws IOException {
+        Command command;
+        try {
+            command = StateCodec.decode(request.getMessage().getContent().toByteArray()).command();
+        } catch (IllegalArgumentException e) {
+            throw new IOException("not a lease command: " + e.getMessage(), e);
+        }
+        byte[] stamped = StateCodec.encode(command.stamped(System.currentTimeMillis()));
+        return TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request)
+                .setLogData(ByteString.copyFrom(stamped)).build();
+    }
+
+    @Override
+    public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+        try {
+            return apply(trx);
+        } catch (Error e) {
+            // out of memory half-way through a command: this replica's table can no longer be trusted
+            health.fatal(e);
+            throw e;
+        }
+    }
+
+    private CompletableFuture<Message> apply(TransactionContext trx) {
+        LogEntryProto entry = trx.getLogEntry();
+        // an entry this coordinator cannot read stops it here, loudly: skipping it would fork the replicas
+        StateCodec.Entry decoded = StateCodec.decode(entry.getStateMachineLogEntry().getLogData().toByteArray());
+        Outcome outcome;
+        lock.writeLock().lock();
+        try {
+            outcome = table.apply(entry.getIndex(), entry.getTerm(), decoded.command(), decoded.format() > 0);
+            updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+            LeaseTable.RouteChange change = table.lastRouteChange();
+            if (change != null) {
+                routes.publish(change);
+            }
+            if (decoded.command() instanceof Command.Restore && outcome.isOk()) {
+                // a whole table arrived: leases get a full TTL from now, watchers a fresh snapshot
+                deadlines.resetAll(table, System.nanoTime());
+                routes.resync(table);
+            }
+            Lease lease = outcome.lease();
+            if (outcome.isOk() && lease != null) {
+                if (lease.state() == LeaseState.ACTIVE) {
+                    deadlines.track(lease, table.policy(lease.namespace()).grace().toMillis(), System.nanoTime());
+                } else {
+                    deadlines.forget(lease.mailboxId(), lease.leaseId());
+                }
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
+        return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(outcome.toProto().toByteArray())));
+    }
+
+    @Override
+    public CompletableFuture<Message> query(Message request) {
+        Query query;
+        try {
+            query = Query.parseFrom(request.getContent().toByteArray());
+        } catch (InvalidProtocolBufferException e) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("unreadable query: " + e.getMessage(), e));
+        }
+        return answer(query, true).thenApply(bytes -> Message.valueOf(ByteString.copyFrom(bytes)));
+    }
+
+    /**
+     * Answers a read from what this node has applied.
+     *
+     * @param query     the read
+     * @param renewHere whether a renewal may be served (only through Ratis, which sends them to the leader)
+     * @return the answer's bytes
+     */
+    public CompletableFuture<byte[]> answer(Query query, boolean renewHere) {
+        com.google.protobuf.MessageLite answer;
+        lock.readLock().lock();
+        try {
+            switch (query.getQueryCase()) {
+                case GET_LEASE -> {
+                    String mailbox = query.getGetLease().getMailboxId();
+                    Lease l = table.get(mailbox);
+                    answer = (l == null ? Outcome.notFound(mailbox) : Outcome.ok(l)).toProto();
+                }
+                case LIST_LEASES -> {
+                    String namespace = query.getListLeases().getNamespace();
+                    LeaseList.Builder b = LeaseList.newBuilder();
+                    for (Lease lease : table.leases()) {
+                        if (namespace.isEmpty() || lease.namespace().equals(namespace)) {
+                            b.addLeases(Protos.toProto(lease));
+                        }
+                    }
+                    answer = b.build();
+                }
+                case GET_POLICY -> {
+                    LeasePolicy p = table.policy(query.getGetPolicy().getNamespace());
+                    answer = Policy.newBuilder().setTtlMillis(p.ttl().toMillis())
+                            .setHeartbeatMillis(p.heartbeatInterval().toMillis()).setGraceMillis(p.grace().toMillis())
+                            .build();
+                }
+                case VIEW -> answer = Views.answer(query.getView(), table);
+                case RENEW, RENEW_BATCH -> {
+                    if (!renewHere || !isLeader()) {
+                        // only the leader's deadlines count; a renewal anywhere else would be lost
+                        return CompletableFuture.failedFuture(new IllegalStateException(
+                                "renewals are served by the leader only"));
+                    }
+                    long now = System.nanoTime();
+                    if (query.hasRenew()) {
+                        answer = renew(query.getRenew(), now).toProto();
+                    } else {
+                        Outcomes.Builder b = Outcomes.newBuilder();
+                        query.getRenewBatch().getRenewalsList().forEach(r -> b.addOutcomes(renew(r, now).toProto()));
+                        answer = b.build();
+                    }
+                }
+                default -> {
+                    return CompletableFuture.failedFuture(new IllegalArgumentException(
+                            "a query this coordinator does not know; it was sent by a newer one"));
+                }
+            }
+        } finally {
+            lock.readLock().unlock();
+        }
+        return CompletableFuture.completedFuture(answer.toByteArray());
+    }
+
+    /** Checks one renewal against the table and pushes its deadline back. Holds the read lock. */
+    private Outcome renew(Renew r, long now) {
+        Outcome o = table.checkRenew(r.getMailboxId(), r.getLeaseId(), r.getEpoch());
+        if (o.isOk() && !deadlines.renew(r.getMailboxId(), r.getLeaseId(), now)) {
+            o = Outcome.refused(o.lease(), "lease " + r.getLeaseId() + " of mailbox '" + r.getMailboxId()
+                    + "' is expiring");
+        }
+        return o;
+    }
+
+    private boolean isLeader() {
+        RaftServer s = server;
+        try {
+            return s != null && s.getDivision(getGroupId()).getInfo().isLeader();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Gives every active lease a full TTL plus grace from now; called when this node becomes leader. */
+    public void resetDeadlines() {
+        lock.readLock().lock();
+        try {
+            deadlines.resetAll(table, System.nanoTime());
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Leases whose deadline has passed and that are not being expired already; marks them so.
+     *
+     * @param nowNanos the time
+     * @param term     the term this node leads in
+     * @return the expiries to propose, each stamped with that term
+     */
+    public List<Command.Expire> dueExpiries(long nowNanos, long term) {
+        return deadlines.due(nowNanos, term);
+    }
+
+    /** Lets a lease be proposed for expiry again (its expire did not go through). */
+    public void expiryFailed(String mailboxId, long leaseId) {
+        deadlines.retry(mailboxId, leaseId);
+    }
+
+    /**
+     * Runs a read against the table as this node has applied it.
+     *
+     * @param read the read; must not keep the table
+     * @param <R>  its answer
+     * @return the answer
+     */
+    public <R> R readTable(java.util.function.Function<LeaseTable, R> read) {
+        lock.readLock().lock();
+        try {
+            return read.apply(table);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Adds a routing table watcher (see {@link RouteHub#subscribe}).
+     *
+     * @param fromRevision the last revision the watcher saw, or 0
+     * @param sink         where its events go; called with this state machine's lock held
+     * @return removes the watcher
+     */
+    public Runnable watchRoutes(long fromRevision, RouteHub.Sink sink) {
+        lock.readLock().lock();
+        try {
+            return routes.subscribe(fromRevision, table, sink);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Ends every routing table watch: this state machine stops being the node's (the node stopped serving
+     * or restarts its Raft server), and the watchers must resume elsewhere or later.
+     *
+     * @param why what the watchers are told
+     */
+    public void endWatches(String why) {
+        lock.readLock().lock();
+        try {
+            routes.endAll(why);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** @return how many routing table watchers this node serves */
+    public int routeWatchers() {
+        return routes.watchers();
+    }
+
+    /**
+     * @return a copy of the table, for tests
+     */
+    public LeaseTable snapshotTable() {
+        byte[] bytes = snapshotBytes();
+        try {
+            return LeaseTable.readFrom(new java.io.ByteArrayInputStream(bytes));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** @return a fingerprint of the state this node has applied */
+    public StateDigest digest() {
+        lock.readLock().lock();
+        try {
+            long index = table.appliedIndex();
+            java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+            return new StateDigest(index, java.util.HexFormat.of().formatHex(sha.digest(snapshotBytes())));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    private byte[] snapshotBytes() {
+        lock.readLock().lock();
+        try {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            table.writeTo(out);
+            return out.toByteArray();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * In-memory renewal deadlines; meaningful on the leader only. A renewal and the sweeper's decision
+     * to expire are atomic per lease, so a renewal that was answered OK is never followed by the
+     * expiry of the deadline it replaced.
+     */
+    static final class Deadlines {
+        private static final class Tracked {
+            final long leaseId;
+            final long epoch;
+            final long windowNanos;
+            long deadline; // guarded by this
+            boolean expiring; // guarded by this
+
+            Tracked(long leaseId, long epoch, long windowNanos, long deadline) {
+                this.leaseId = leaseId;
+                this.epoch = epoch;
+                this.windowNanos = windowNanos;
+                this.deadline = deadline;
+            }
+
+            synchronized boolean renew(long now) {
+                if (expiring) {
+                    return false;
+                }
+                deadline = Math.max(deadline, now + windowNanos);
+                return true;
+            }
+
+            synchronized boolean markIfDue(long now) {
+                if (expiring || now - deadline <= 0) {
+                    return false;
+                }
+                expiring = true;
+                return true;
+            }
+
+            synchronized void retry() {
+                expiring = false;
+            }
+        }
+
+        private final ConcurrentHashMap<String, Tracked> byMailbox = new ConcurrentHashMap<>();
+
+        void track(Lease l, long graceMillis, long now) {
+            Tracked t = byMailbox.get(l.mailboxId());
+            if (t != null && t.leaseId == l.leaseId() && t.epoch == l.epoch()) {
+                t.renew(now); // the same runner acquiring again counts as a renewal
+                return;
+            }
+            long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis() + graceMillis);
+            byMailbox.put(l.mailboxId(), new Tracked(l.leaseId(), l.epoch(), window, now + window));
+        }
+
+        void forget(String mailboxId, long leaseId) {
+            byMailbox.computeIfPresent(mailboxId, (k, t) -> t.leaseId == leaseId ? null : t);
+        }
+
+        boolean renew(String mailboxId, long leaseId, long now) {
+            Tracked t = byMailbox.get(mailboxId);
+            return t != null && t.leaseId == leaseId && t.renew(now);
+        }
+
+        void resetAll(LeaseTable table, long now) {
+            byMailbox.clear();
+            for (Lease l : table.leases()) {
+                if (l.state() == LeaseState.ACTIVE) {
+                    long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis()
+                            + table.policy(l.namespace()).grace().toMillis());
+                    byMailbox.put(l.mailboxId(), new Tracked(l.leaseId(), l.epoch(), window, now + window));
+                }
+            }
+        }
+
+        List<Command.Expire> due(long now, long term) {
+            List<Command.Expire> out = new ArrayList<>();
+            byMailbox.forEach((mailbox, t) -> {
+                if (t.markIfDue(now)) {
+                    out.add(new Command.Expire(mailbox, t.leaseId, t.epoch, term, 0));
+                }
+            });
+            return out;
+        }
+
+        void retry(String mailboxId, long leaseId) {
+            Tracked t = byMailbox.get(mailboxId);
+            if (t != null && t.leaseId == leaseId) {
+                t.retry();
+            }
+        }
+    }
+}

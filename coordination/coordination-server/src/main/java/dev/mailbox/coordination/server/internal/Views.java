@@ -1,0 +1,69 @@
+package dev.mailbox.coordination.server.internal;
+
+import com.google.protobuf.MessageLite;
+import dev.mailbox.coordination.NamespaceInfo;
+import dev.mailbox.coordination.internal.Protos;
+import dev.mailbox.coordination.proto.ListNamespacesReply;
+import dev.mailbox.coordination.proto.ListNodesReply;
+import dev.mailbox.coordination.proto.NamespaceReply;
+import dev.mailbox.coordination.proto.PartitionMapReply;
+import dev.mailbox.coordination.proto.RoutesReply;
+import dev.mailbox.coordination.proto.state.View;
+
+/**
+ * The control plane's replies for nodes, partitions, namespaces and routes, built from a lease table.
+ * One place, because the same reply is built on the node that answers (stale reads) and, through a
+ * Raft read, on the leader.
+ */
+public final class Views {
+
+    private Views() {
+    }
+
+    /**
+     * @param view  what to read
+     * @param table the table to read it from (the caller holds the table's read lock)
+     * @return the reply message; a NamespaceReply without a namespace for one that does not exist
+     */
+    public static MessageLite answer(View view, LeaseTable table) {
+        return switch (view.getKind()) {
+            case NODES -> {
+                ListNodesReply.Builder b = ListNodesReply.newBuilder();
+                table.nodes().forEach(n -> b.addNodes(Protos.toProto(n)));
+                yield b.build();
+            }
+            case PARTITIONS -> {
+                PartitionMapReply.Builder b = PartitionMapReply.newBuilder().setAppliedIndex(table.appliedIndex());
+                table.partitionMap().ranges().forEach(x -> b.addRanges(Protos.toProto(x)));
+                yield b.build();
+            }
+            case NAMESPACE -> {
+                NamespaceInfo ns = table.namespace(view.getNamespace());
+                yield ns == null ? NamespaceReply.getDefaultInstance()
+                        : NamespaceReply.newBuilder().setNamespace(Protos.toProto(ns)).build();
+            }
+            case NAMESPACES -> {
+                ListNamespacesReply.Builder b = ListNamespacesReply.newBuilder();
+                table.namespaces().forEach(n -> b.addNamespaces(Protos.toProto(n)));
+                yield b.build();
+            }
+            case ROUTES -> {
+                RoutesReply.Builder b = RoutesReply.newBuilder().setRevision(table.routesRevision());
+                table.routes().forEach(x -> b.addRoutes(Protos.toProto(x)));
+                yield b.build();
+            }
+            case STATE -> {
+                java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+                try {
+                    table.writeTo(out);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e); // a byte array does not fail
+                }
+                yield dev.mailbox.coordination.proto.ExportStateReply.newBuilder()
+                        .setSnapshot(com.google.protobuf.ByteString.copyFrom(out.toByteArray()))
+                        .setAppliedIndex(table.appliedIndex()).build();
+            }
+            case KIND_UNSPECIFIED, UNRECOGNIZED -> throw new IllegalArgumentException("unknown view " + view.getKind());
+        };
+    }
+}
