@@ -1,8 +1,8 @@
 package dev.mailbox.cli;
 
 import dev.mailbox.coordination.ClusterStatus;
+import dev.mailbox.coordination.CoordinationLimits;
 import dev.mailbox.coordination.CoordinationClient;
-import dev.mailbox.coordination.CoordinatorNode;
 import dev.mailbox.coordination.Lease;
 import dev.mailbox.coordination.LeasePolicy;
 import dev.mailbox.coordination.NamespaceInfo;
@@ -10,8 +10,9 @@ import dev.mailbox.coordination.NodeInfo;
 import dev.mailbox.coordination.PartitionMap;
 import dev.mailbox.coordination.ReadConsistency;
 import dev.mailbox.coordination.Route;
+import dev.mailbox.coordination.RoutingSnapshot;
 import dev.mailbox.coordination.RoutingTable;
-import java.io.IOException;
+import dev.mailbox.coordination.server.CoordinatorNode;
 import java.io.InputStream;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -25,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -64,7 +66,8 @@ final class CoordinationCommands {
             description = {"Start a coordinator node and serve until stopped (Ctrl-C).",
                     "Standalone: --id n1 --raft 127.0.0.1:7000. Cluster member: also --peer n2=host:port for each "
                             + "other member, or all of it in --config FILE (keys: id, cluster, data-dir, raft, "
-                            + "control-plane, metrics, peers=n1=host:port,n2=host:port)."})
+                            + "control-plane, metrics, initial-cluster-state, peers=n1=host:port,n2=host:port, "
+                            + "tls-cert, tls-key, tls-ca, tls-client-auth, tokens, access, require-security)."})
     static final class Start implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -93,6 +96,14 @@ final class CoordinationCommands {
         @Option(names = "--peer", description = "another member, id=host:port (repeatable)")
         List<String> peers = new ArrayList<>();
 
+        @Mixin
+        ServerSecurity security;
+
+        @Option(names = "--initial-cluster-state", description = "new: bootstrap a new cluster (its very first "
+                + "start only); existing: the cluster exists (every later start, and a member being added). Only "
+                + "matters when the data dir is empty (default: new)")
+        String clusterState;
+
         @Override
         public Integer call() throws Exception {
             Properties p = new Properties();
@@ -107,6 +118,14 @@ final class CoordinationCommands {
             String self = raft != null ? raft : p.getProperty("raft", "127.0.0.1:7000");
             String plane = controlPlane != null ? controlPlane : p.getProperty("control-plane", "127.0.0.1:7100");
             String metricsAt = metrics != null ? metrics : p.getProperty("metrics");
+            String stateName = clusterState != null ? clusterState : p.getProperty("initial-cluster-state", "new");
+            CoordinatorNode.ClusterState state;
+            try {
+                state = CoordinatorNode.ClusterState.valueOf(stateName.trim().toUpperCase(java.util.Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "--initial-cluster-state must be new or existing, was '" + stateName + "'");
+            }
             Map<String, InetSocketAddress> members = new LinkedHashMap<>();
             members.put(nodeId, address(self, "--raft"));
             List<String> others = new ArrayList<>(peers);
@@ -126,20 +145,43 @@ final class CoordinationCommands {
             }
             Files.createDirectories(dir);
             CoordinatorNode.Builder b = CoordinatorNode.builder(nodeId).cluster(name).peers(members).dataDir(dir)
-                    .controlPlane(address(plane, "--control-plane"));
-            if (metricsAt != null) {
-                b.metrics(address(metricsAt, "--metrics"));
+                    .controlPlane(address(plane, "--control-plane")).clusterState(state)
+                    .requireSecurity(security.require(p));
+            dev.mailbox.coordination.TlsFiles tls = security.tls(p);
+            if (tls != null) {
+                b.tls(tls);
             }
+            dev.mailbox.coordination.server.Access access = security.access(p);
+            if (access != null) {
+                b.access(access);
+            }
+            MetricsEndpoint endpoint = metricsAt == null ? null
+                    : MetricsEndpoint.start(address(metricsAt, "--metrics"), security.metricsTls(p));
+            if (endpoint != null) {
+                b.meterRegistry(endpoint.registry());
+            }
+            // a node that hit an Error (out of memory) or whose Raft server stopped by itself cannot be trusted
+            // to go on: exit, so that the supervisor restarts it from its data dir
+            b.onFatal(CoordinationCommands::exitAfterFatal);
+            Thread.setDefaultUncaughtExceptionHandler((thread, e) -> {
+                if (e instanceof Error) {
+                    exitAfterFatal(e);
+                }
+                System.err.println("uncaught exception in " + thread.getName() + ": " + e);
+            });
             CoordinatorNode node = b.start();
             PrintWriter out = spec.commandLine().getOut();
             out.printf("coordinator %s of cluster '%s' (%d member(s)): raft %s, control plane %s%s, data %s%n", nodeId,
-                    name, members.size(), self, node.controlPlaneAddress(), node.metricsAddress()
-                            .map(a -> ", metrics http://" + a.getHostString() + ":" + a.getPort() + "/metrics").orElse(""),
-                    dir.toAbsolutePath());
+                    name, members.size(), self, node.controlPlaneAddress(), endpoint == null ? ""
+                            : ", metrics http://" + endpoint.address().getHostString() + ":"
+                                    + endpoint.address().getPort() + "/metrics", dir.toAbsolutePath());
             out.flush();
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 node.close();
+                if (endpoint != null) {
+                    endpoint.close();
+                }
                 stopped.countDown();
             }));
             stopped.await();
@@ -147,9 +189,120 @@ final class CoordinationCommands {
         }
     }
 
+    /** The exit status of a coordinator that stopped after a fatal error (EX_SOFTWARE). */
+    static final int EXIT_FATAL = 70;
+
+    private static void exitAfterFatal(Throwable cause) {
+        System.err.println("coordinator stopping after a fatal error: " + cause);
+        Runtime.getRuntime().halt(EXIT_FATAL); // not exit(): shutdown hooks may need the heap that ran out
+    }
+
     @Command(name = "cluster", description = "The coordinator cluster.", mixinStandardHelpOptions = true,
-            subcommands = {Status.class})
+            subcommands = {Status.class, AddMember.class, RemoveMember.class, Export.class, Import.class})
     static final class Cluster {
+    }
+
+    abstract static class MemberChange implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        CoordinatorOptions coordinator;
+        @Mixin
+        Output output;
+
+        abstract Map<String, String> change(CoordinationClient client);
+
+        @Override
+        public Integer call() {
+            try (CoordinationClient client = coordinator.client()) {
+                Map<String, String> members = change(client);
+                List<List<?>> rows = new ArrayList<>();
+                members.forEach((id, address) -> rows.add(List.of(id, address)));
+                output.print(spec.commandLine().getOut(), members, List.of("MEMBER", "RAFT ADDRESS"), rows);
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "add-member", mixinStandardHelpOptions = true,
+            description = {"Add a coordinator to the cluster: start it first, with an empty data dir and "
+                    + "--initial-cluster-state existing; the leader copies it the state.",
+                    "Argument: ID=HOST:PORT, its Raft address."})
+    static final class AddMember extends MemberChange {
+        @Parameters(paramLabel = "ID=HOST:PORT")
+        String member;
+
+        @Override
+        Map<String, String> change(CoordinationClient client) {
+            int eq = member.indexOf('=');
+            if (eq <= 0) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "expected ID=HOST:PORT, was '"
+                        + member + "'");
+            }
+            return client.cluster().addMember(member.substring(0, eq), member.substring(eq + 1));
+        }
+    }
+
+    @Command(name = "remove-member", mixinStandardHelpOptions = true,
+            description = {"Remove a coordinator from the cluster (then stop it).",
+                    "To replace one whose data was lost: remove it, empty its data dir, start it with "
+                            + "--initial-cluster-state existing, and add-member it back."})
+    static final class RemoveMember extends MemberChange {
+        @Parameters(paramLabel = "ID")
+        String id;
+
+        @Override
+        Map<String, String> change(CoordinationClient client) {
+            return client.cluster().removeMember(id);
+        }
+    }
+
+    @Command(name = "export", mixinStandardHelpOptions = true,
+            description = {"Back up the cluster: write its whole state, as the leader holds it now, to FILE.",
+                    "The file is a snapshot in the coordinator's versioned format; import it into a new cluster."})
+    static final class Export implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        CoordinatorOptions coordinator;
+        @Parameters(paramLabel = "FILE")
+        Path file;
+
+        @Override
+        public Integer call() throws Exception {
+            try (CoordinationClient client = coordinator.client()) {
+                byte[] state = client.cluster().exportState();
+                Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+                Files.write(tmp, state);
+                Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                spec.commandLine().getOut().printf("exported %d bytes to %s%n", state.length, file);
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "import", mixinStandardHelpOptions = true,
+            description = {"Restore a backup (from cluster export) into a new cluster, which must hold nothing yet.",
+                    "Epochs carry over; active leases get a full TTL from the import."})
+    static final class Import implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        CoordinatorOptions coordinator;
+        @Parameters(paramLabel = "FILE")
+        Path file;
+
+        @Override
+        public Integer call() throws Exception {
+            byte[] state = Files.readAllBytes(file);
+            try (CoordinationClient client = coordinator.client()) {
+                dev.mailbox.coordination.Cluster.Imported imported = client.cluster().importState(state);
+                spec.commandLine().getOut().printf("imported %s: %d namespace(s), %d lease(s), %d node(s)%n", file,
+                        imported.namespaces(), imported.leases(), imported.nodes());
+                return 0;
+            }
+        }
     }
 
     @Command(name = "status", mixinStandardHelpOptions = true, description = "Each coordinator's view: role, leader, term, applied index.")
@@ -160,21 +313,32 @@ final class CoordinationCommands {
         CoordinatorOptions coordinator;
         @Mixin
         Output output;
+        @Option(names = "--wait-ms", defaultValue = "0", description = "wait up to this long until every endpoint "
+                + "answers and one of them leads (for scripts that start a cluster; default: do not wait)")
+        long waitMillis;
 
         @Override
-        public Integer call() {
+        public Integer call() throws InterruptedException {
             try (CoordinationClient client = coordinator.client()) {
-                Map<String, ClusterStatus> each = client.clusterStatusOfEach();
+                Map<String, ClusterStatus> each = client.cluster().statusOfEach();
+                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+                while ((each.size() < coordinator.endpoints().size()
+                        || each.values().stream().noneMatch(ClusterStatus::isLeader))
+                        && System.nanoTime() - deadline < 0) {
+                    Thread.sleep(100); // polling a cluster that is starting: there is nothing to wait on
+                    each = client.cluster().statusOfEach();
+                }
                 List<List<?>> rows = new ArrayList<>();
                 each.forEach((endpoint, s) -> rows.add(List.of(s.nodeId(), endpoint, s.role(),
-                        s.leaderId() == null ? "-" : s.leaderId(), s.term(), s.appliedIndex())));
+                        s.leaderId() == null ? "-" : s.leaderId(), s.term(), s.appliedIndex(), s.commitIndex(),
+                        s.fault() == null ? "-" : s.fault())));
                 for (String e : coordinator.endpoints()) {
                     if (!each.containsKey(e)) {
-                        rows.add(List.of("?", e, "UNREACHABLE", "-", "-", "-"));
+                        rows.add(List.of("?", e, "UNREACHABLE", "-", "-", "-", "-", "-"));
                     }
                 }
                 output.print(spec.commandLine().getOut(), each,
-                        List.of("NODE", "ENDPOINT", "ROLE", "LEADER", "TERM", "APPLIED"), rows);
+                        List.of("NODE", "ENDPOINT", "ROLE", "LEADER", "TERM", "APPLIED", "COMMITTED", "FAULT"), rows);
                 return each.isEmpty() ? 1 : 0;
             }
         }
@@ -213,8 +377,8 @@ final class CoordinationCommands {
         @Override
         public Integer call() {
             try (CoordinationClient client = coordinator.client()) {
-                List<Lease> leases = client.list(namespace, stale ? ReadConsistency.STALE : ReadConsistency.LEADER_LEASE)
-                        .stream().filter(l -> !l.namespace().equals(NodeInfo.NAMESPACE) || namespace.equals(NodeInfo.NAMESPACE))
+                List<Lease> leases = client.leases().list(namespace, stale ? ReadConsistency.STALE : ReadConsistency.LEADER_LEASE)
+                        .stream().filter(l -> !l.namespace().equals(CoordinationLimits.NODES_NAMESPACE) || namespace.equals(CoordinationLimits.NODES_NAMESPACE))
                         .toList();
                 output.print(spec.commandLine().getOut(), leases, LEASE_HEADERS, leaseRows(leases));
                 return 0;
@@ -236,7 +400,7 @@ final class CoordinationCommands {
         @Override
         public Integer call() {
             try (CoordinationClient client = coordinator.client()) {
-                var lease = client.get(mailbox);
+                var lease = client.leases().get(mailbox);
                 if (lease.isEmpty()) {
                     spec.commandLine().getErr().println("no lease for mailbox '" + mailbox + "'");
                     return 1;
@@ -275,7 +439,7 @@ final class CoordinationCommands {
     static final class LeasesRevoke extends LeaseChange {
         @Override
         Lease change(CoordinationClient client, String mailbox) {
-            return client.revoke(mailbox);
+            return client.leases().revoke(mailbox);
         }
     }
 
@@ -284,7 +448,7 @@ final class CoordinationCommands {
     static final class LeasesReclaim extends LeaseChange {
         @Override
         Lease change(CoordinationClient client, String mailbox) {
-            return client.reclaim(mailbox);
+            return client.leases().reclaim(mailbox);
         }
     }
 
@@ -307,11 +471,26 @@ final class CoordinationCommands {
         CoordinatorOptions coordinator;
         @Mixin
         Output output;
+        @Option(names = "--mailbox", description = "only this mailbox's route")
+        String mailbox;
+        @Option(names = "--wait-ms", defaultValue = "0", description = "with --mailbox: wait up to this long for it "
+                + "to have a route (default: do not wait)")
+        long waitMillis;
 
         @Override
-        public Integer call() {
+        public Integer call() throws InterruptedException {
             try (CoordinationClient client = coordinator.client()) {
-                CoordinationClient.Routes routes = client.routes();
+                RoutingSnapshot routes = client.routes().list();
+                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+                while (mailbox != null && routes.routes().stream().noneMatch(r -> r.mailboxId().equals(mailbox))
+                        && System.nanoTime() - deadline < 0) {
+                    Thread.sleep(100); // polling for a runner to take the lease: nothing to wait on
+                    routes = client.routes().list();
+                }
+                if (mailbox != null) {
+                    routes = new RoutingSnapshot(routes.revision(), routes.routes().stream()
+                            .filter(r -> r.mailboxId().equals(mailbox)).toList());
+                }
                 List<List<?>> rows = new ArrayList<>();
                 routes.routes().forEach(r -> rows.add(routeRow(r)));
                 PrintWriter out = spec.commandLine().getOut();
@@ -339,7 +518,7 @@ final class CoordinationCommands {
         @Override
         public Integer call() throws InterruptedException {
             PrintWriter out = spec.commandLine().getOut();
-            try (CoordinationClient client = coordinator.client(); RoutingTable table = client.watchRoutes()) {
+            try (CoordinationClient client = coordinator.client(); RoutingTable table = client.routes().table()) {
                 if (!table.await(RoutingTable::isSynced, Duration.ofMillis(coordinator.timeoutMillis))) {
                     spec.commandLine().getErr().println("no coordinator answered at " + coordinator.coordinator);
                     return 1;
@@ -421,7 +600,7 @@ final class CoordinationCommands {
                         Duration.ofMillis(grace != null ? grace : d.grace().toMillis()));
             }
             try (CoordinationClient client = coordinator.client()) {
-                NamespaceInfo n = client.createNamespace(name, policy, labels);
+                NamespaceInfo n = client.namespaces().create(name, policy, labels);
                 output.print(spec.commandLine().getOut(), n, NAMESPACE_HEADERS, List.of(namespaceRow(n)));
                 return 0;
             }
@@ -440,7 +619,7 @@ final class CoordinationCommands {
         @Override
         public Integer call() {
             try (CoordinationClient client = coordinator.client()) {
-                List<NamespaceInfo> all = client.namespaces();
+                List<NamespaceInfo> all = client.namespaces().list();
                 List<List<?>> rows = new ArrayList<>();
                 all.forEach(n -> rows.add(namespaceRow(n)));
                 output.print(spec.commandLine().getOut(), all, NAMESPACE_HEADERS, rows);
@@ -466,8 +645,8 @@ final class CoordinationCommands {
         @Override
         public Integer call() {
             try (CoordinationClient client = coordinator.client()) {
-                List<NodeInfo> nodes = client.nodes();
-                PartitionMap map = client.partitionMap();
+                List<NodeInfo> nodes = client.nodes().list();
+                PartitionMap map = client.nodes().partitionMap();
                 List<List<?>> rows = new ArrayList<>();
                 for (NodeInfo n : nodes) {
                     List<PartitionMap.Range> ranges = map.rangesOf(n.id());

@@ -3,38 +3,34 @@ package dev.mailbox.cli;
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.coordination.CoordinationClient;
-import dev.mailbox.coordination.CoordinatorNode;
 import dev.mailbox.coordination.Lease;
 import dev.mailbox.coordination.LeasePolicy;
-import dev.mailbox.coordination.MailboxNode;
 import dev.mailbox.coordination.NamespaceInfo;
 import dev.mailbox.coordination.NodeInfo;
 import dev.mailbox.coordination.PartitionMap;
 import dev.mailbox.coordination.RemoteMailbox;
+import dev.mailbox.coordination.server.TestingCluster;
+import dev.mailbox.coordination.server.MailboxNode;
 import dev.mailbox.coordination.Route;
+import dev.mailbox.coordination.RoutingSnapshot;
 import dev.mailbox.coordination.RoutingTable;
 import dev.mailbox.inmemory.InMemoryMailbox;
 import dev.mailbox.mainloop.MainLoopClient;
 import dev.mailbox.mainloop.MainLoopCodecs;
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -81,26 +77,23 @@ final class DemoCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--ttl-ms: " + e.getMessage());
         }
-        Path dir = Files.createTempDirectory("mailbox-demo-");
         List<AutoCloseable> closing = new ArrayList<>();
         List<Runner> runners = new ArrayList<>();
         try {
             heading("1. an embedded coordinator and two mailbox nodes");
-            // port 0: a standalone node needs no address known in advance
-            CoordinatorNode coordinator = CoordinatorNode.builder("c1").peer("c1", new InetSocketAddress("127.0.0.1", 0))
-                    .dataDir(dir.resolve("c1")).start();
-            closing.add(0, coordinator);
-            String endpoint = "127.0.0.1:" + coordinator.controlPlaneAddress().getPort();
-            CoordinationClient client = CoordinationClient.builder().endpoint(endpoint).build();
-            closing.add(0, client);
-            awaitLeader(client);
-            say("coordinator c1 (standalone Raft group) serves its control plane on " + endpoint);
+            // one coordinator on free loopback ports with a temporary data dir, removed when the demo ends
+            TestingCluster coordinators = TestingCluster.start(1);
+            closing.add(0, coordinators);
+            String endpoint = coordinators.endpoint("n1");
+            CoordinationClient client = coordinators.client();
+            coordinators.awaitLeader(Duration.ofSeconds(30));
+            say("coordinator n1 (standalone Raft group) serves its control plane on " + endpoint);
             MailboxNode a = MailboxNode.builder("node-a").coordinator(client).start();
             closing.add(0, a);
             MailboxNode b = MailboxNode.builder("node-b").coordinator(client).start();
             closing.add(0, b);
             say("node-a serves mailboxes on " + a.address() + ", node-b on " + b.address());
-            NamespaceInfo ns = client.createNamespace("orders", policy, Map.of("demo", "true"));
+            NamespaceInfo ns = client.namespaces().create("orders", policy, Map.of("demo", "true"));
             say("namespace 'orders' created: partition " + ns.partition() + ", lease ttl " + ttlMillis + " ms, heartbeat "
                     + policy.heartbeatInterval().toMillis() + " ms, grace " + policy.grace().toMillis() + " ms");
             printNodes(client);
@@ -112,7 +105,7 @@ final class DemoCommand implements Callable<Integer> {
             closing.add(repliesHosted);
             b.publish(repliesHosted);
             say("node-a hosts " + MAILBOX + "; node-b hosts (and leases) the client's reply mailbox " + REPLIES);
-            RoutingTable watch = client.watchRoutes();
+            RoutingTable watch = client.routes().table();
             closing.add(0, watch);
             watch.await(RoutingTable::isSynced, Duration.ofSeconds(10));
             watch.addListener((mailbox, route, revision) -> {
@@ -152,7 +145,7 @@ final class DemoCommand implements Callable<Integer> {
             if (!second.acquired.await(60, TimeUnit.SECONDS)) {
                 throw new IllegalStateException("runner-2 did not take over");
             }
-            Lease now = client.get(MAILBOX).orElseThrow();
+            Lease now = client.leases().get(MAILBOX).orElseThrow();
             say(String.format("takeover: %s holds %s (lease %d, epoch %d), %.1f s after the kill", now.runnerId(),
                     MAILBOX, now.leaseId(), now.epoch(), (System.nanoTime() - killedAt) / 1e9));
             for (CompletableFuture<String> f : inFlight) {
@@ -166,7 +159,7 @@ final class DemoCommand implements Callable<Integer> {
             heading("6. stop runner-2 gracefully (SIGTERM): it releases its lease");
             second.process.destroy();
             second.process.waitFor(20, TimeUnit.SECONDS);
-            Lease last = client.get(MAILBOX).orElseThrow();
+            Lease last = client.leases().get(MAILBOX).orElseThrow();
             say("lease " + last.leaseId() + " of " + MAILBOX + " held by " + last.runnerId() + " is " + last.state());
             printRoutes(client);
             say(String.format("demo finished in %.1f s", (System.nanoTime() - started) / 1e9));
@@ -182,7 +175,6 @@ final class DemoCommand implements Callable<Integer> {
                     // best effort at the end of a demo
                 }
             }
-            deleteTree(dir);
         }
     }
 
@@ -204,9 +196,9 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     private void printNodes(CoordinationClient client) {
-        PartitionMap map = client.partitionMap();
+        PartitionMap map = client.nodes().partitionMap();
         List<List<?>> rows = new ArrayList<>();
-        for (NodeInfo n : client.nodes()) {
+        for (NodeInfo n : client.nodes().list()) {
             rows.add(List.of(n.id(), n.address(), n.up() ? "up" : "down",
                     map.rangesOf(n.id()).stream().mapToInt(PartitionMap.Range::size).sum()));
         }
@@ -216,7 +208,7 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     private void printLeases(CoordinationClient client) {
-        List<Lease> leases = client.list("orders");
+        List<Lease> leases = client.leases().list("orders");
         synchronized (out) {
             out.println("leases:");
             Output.table(out, CoordinationCommands.LEASE_HEADERS, CoordinationCommands.leaseRows(leases));
@@ -224,7 +216,7 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     private void printRoutes(CoordinationClient client) {
-        CoordinationClient.Routes routes = client.routes();
+        RoutingSnapshot routes = client.routes().list();
         List<List<?>> rows = new ArrayList<>();
         for (Route r : routes.routes()) {
             rows.add(CoordinationCommands.routeRow(r));
@@ -247,28 +239,7 @@ final class DemoCommand implements Callable<Integer> {
         }
     }
 
-    private static void awaitLeader(CoordinationClient client) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < until) {
-            try {
-                if (client.clusterStatus().isLeader()) {
-                    return;
-                }
-            } catch (RuntimeException notYet) {
-                // still starting
-            }
-            Thread.sleep(50); // Raft gives nothing to wait on for an election
-        }
-        throw new IllegalStateException("the coordinator elected no leader in 30 s");
-    }
 
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
-        } catch (IOException ignored) {
-            // temp files; the OS cleans up
-        }
-    }
 
     /** A runner JVM started with this program's own classpath; its lines are printed with its name. */
     private final class Runner {

@@ -7,8 +7,11 @@ import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.SendOptions;
 import dev.mailbox.coordination.RemoteMailbox;
 import dev.mailbox.inmemory.InMemoryMailbox;
+import dev.mailbox.mainloop.MainLoopClient;
+import dev.mailbox.mainloop.MainLoopCodecs;
 import dev.mailbox.redis.RedisMailbox;
 import dev.mailbox.sqs.SqsMailbox;
+import java.io.PrintWriter;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -42,7 +46,7 @@ final class MailboxCommands {
      * @param uri the URI
      * @return the mailbox; the caller closes it
      */
-    static Mailbox<String> open(String uri) {
+    static Mailbox<String> open(String uri, dev.mailbox.coordination.ClientSecurity security) {
         URI u;
         try {
             u = URI.create(uri);
@@ -79,7 +83,8 @@ final class MailboxCommands {
             case "node" -> {
                 require(!path.isEmpty(), uri, "a mailbox id after the node address");
                 require(u.getHost() != null && u.getPort() > 0, uri, "a node address host:port");
-                return RemoteMailbox.builder(path, Codec.utf8()).node(u.getHost() + ":" + u.getPort()).build();
+                return RemoteMailbox.builder(path, Codec.utf8()).node(u.getHost() + ":" + u.getPort())
+                        .security(security).build();
             }
             default -> throw new IllegalArgumentException("unknown mailbox URI scheme in '" + uri + "': use " + URI_HELP);
         }
@@ -91,7 +96,7 @@ final class MailboxCommands {
         }
     }
 
-    private static Map<String, String> query(String query) {
+    static Map<String, String> query(String query) {
         Map<String, String> out = new LinkedHashMap<>();
         if (query != null) {
             for (String pair : query.split("&")) {
@@ -106,12 +111,63 @@ final class MailboxCommands {
         return out;
     }
 
+    @Command(name = "call", mixinStandardHelpOptions = true,
+            description = {"Send a request to the runners of a mailbox (MainLoop) and print the reply.",
+                    "URI: node://HOST:PORT/MAILBOX; the reply comes back through the same node."})
+    static final class Call implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Parameters(index = "0", paramLabel = "URI")
+        String uri;
+        @Parameters(index = "1..*", paramLabel = "BODY", description = "one request per BODY")
+        List<String> bodies;
+        @Option(names = "--timeout-ms", defaultValue = "30000", description = "per request (default: ${DEFAULT-VALUE})")
+        long timeoutMillis;
+        @Mixin
+        SecurityOptions security;
+
+        @Override
+        public Integer call() throws Exception {
+            URI u = URI.create(uri);
+            String mailbox = u.getPath() == null ? "" : u.getPath().replaceFirst("^/", "");
+            if (!"node".equals(u.getScheme()) || u.getHost() == null || u.getPort() < 0 || mailbox.isEmpty()) {
+                throw new IllegalArgumentException("call needs node://HOST:PORT/MAILBOX, was '" + uri + "'");
+            }
+            String node = u.getHost() + ":" + u.getPort();
+            try (MainLoopClient<String, String> client = MainLoopClient.<String, String>builder(
+                    RemoteMailbox.builder(mailbox, MainLoopCodecs.requests(String.class)).node(node)
+                            .security(security.clientSecurity()).build(),
+                    name -> RemoteMailbox.builder(name, MainLoopCodecs.results(String.class)).node(node)
+                            .security(security.clientSecurity()).build())
+                    .receiveWait(Duration.ofSeconds(1)).build()) {
+                List<CompletableFuture<String>> replies = new ArrayList<>();
+                for (String body : bodies) {
+                    replies.add(client.call(body, Duration.ofMillis(timeoutMillis)));
+                }
+                PrintWriter out = spec.commandLine().getOut();
+                int failed = 0;
+                for (CompletableFuture<String> reply : replies) {
+                    try {
+                        out.println(reply.get());
+                    } catch (java.util.concurrent.ExecutionException e) {
+                        failed++;
+                        spec.commandLine().getErr().println("mailboxctl: " + e.getCause().getMessage());
+                    }
+                }
+                out.flush();
+                return failed == 0 ? 0 : 1;
+            }
+        }
+    }
+
     @Command(name = "send", mixinStandardHelpOptions = true, description = "Send text messages to a mailbox.")
     static final class Send implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
         @Mixin
         Output output;
+        @Mixin
+        SecurityOptions security;
         @Parameters(index = "0", paramLabel = "URI", description = URI_HELP)
         String uri;
         @Parameters(index = "1..*", paramLabel = "BODY", arity = "1..*", description = "one message per body")
@@ -123,7 +179,7 @@ final class MailboxCommands {
 
         @Override
         public Integer call() {
-            try (Mailbox<String> m = open(uri)) {
+            try (Mailbox<String> m = open(uri, security.clientSecurity())) {
                 SendOptions options = SendOptions.defaults().withDelay(Duration.ofMillis(delay)).withAttributes(attributes);
                 List<String> ids = new ArrayList<>();
                 for (String body : bodies) {
@@ -146,6 +202,8 @@ final class MailboxCommands {
         CommandLine.Model.CommandSpec spec;
         @Mixin
         Output output;
+        @Mixin
+        SecurityOptions security;
         @Parameters(index = "0", paramLabel = "URI", description = URI_HELP)
         String uri;
         @Option(names = {"-n", "--max"}, defaultValue = "1", description = "at most this many, 1-10")
@@ -159,7 +217,7 @@ final class MailboxCommands {
 
         @Override
         public Integer call() {
-            try (Mailbox<String> m = open(uri)) {
+            try (Mailbox<String> m = open(uri, security.clientSecurity())) {
                 List<Message<String>> got = m.receive(ReceiveOptions.defaults().withMaxMessages(max)
                         .withWaitTime(Duration.ofMillis(wait)).withVisibilityTimeout(Duration.ofMillis(visibility)));
                 List<Map<String, Object>> json = new ArrayList<>();
@@ -196,6 +254,8 @@ final class MailboxCommands {
         CommandLine.Model.CommandSpec spec;
         @Mixin
         Output output;
+        @Mixin
+        SecurityOptions security;
         @Parameters(paramLabel = "URI", description = URI_HELP)
         String uri;
 
@@ -206,7 +266,7 @@ final class MailboxCommands {
 
         @Override
         public Integer call() {
-            try (Mailbox<String> m = open(uri)) {
+            try (Mailbox<String> m = open(uri, security.clientSecurity())) {
                 long n = apply(m);
                 output.print(spec.commandLine().getOut(), Map.of("mailbox", m.name(), key(), n),
                         List.of("MAILBOX", key().toUpperCase(java.util.Locale.ROOT)), List.of(List.of(m.name(), n)));

@@ -14,9 +14,9 @@ import picocli.CommandLine.Command;
         subcommands = {DemoCommand.class, TourCommand.class,
                 CoordinationCommands.Coordinator.class, CoordinationCommands.Cluster.class,
                 CoordinationCommands.Leases.class, CoordinationCommands.Routes.class,
-                CoordinationCommands.Namespaces.class, CoordinationCommands.Nodes.class,
-                MailboxCommands.Send.class, MailboxCommands.Receive.class, MailboxCommands.Count.class,
-                MailboxCommands.Purge.class, RunnerCommand.class, CommandLine.HelpCommand.class})
+                CoordinationCommands.Namespaces.class, CoordinationCommands.Nodes.class, NodeCommand.class,
+                MailboxCommands.Send.class, MailboxCommands.Call.class, MailboxCommands.Receive.class, MailboxCommands.Count.class,
+                MailboxCommands.Purge.class, RunnerCommand.class, SecurityCommand.class, CommandLine.HelpCommand.class})
 public final class MailboxCtl implements Runnable {
 
     @CommandLine.Spec

@@ -1,24 +1,19 @@
 package dev.mailbox.cli;
 
-import dev.mailbox.api.Codec;
+import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiptHandleExpiredException;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.api.SendOptions;
-import dev.mailbox.api.Mailbox;
 import dev.mailbox.inmemory.InMemoryMailbox;
+import dev.mailbox.json.JsonCodec;
 import dev.mailbox.mainloop.MainLoop;
 import dev.mailbox.mainloop.MainLoopClient;
 import dev.mailbox.mainloop.MainLoopCodecs;
 import dev.mailbox.mainloop.MainLoopRequest;
 import dev.mailbox.mainloop.MainLoopResult;
 import dev.mailbox.mainloop.RequestHandler;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
-
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
@@ -30,6 +25,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * Walks through the message lifecycle on an in-memory mailbox: send, receive, a visibility timeout
@@ -71,8 +70,8 @@ final class TourCommand implements Callable<Integer> {
         }
         start = System.nanoTime();
         Duration visibility = Duration.ofMillis(visibilityMillis);
-        try (InMemoryMailbox<Order> deadLetters = InMemoryMailbox.builder("orders-dlq", Codec.json(Order.class)).build();
-             InMemoryMailbox<Order> orders = InMemoryMailbox.builder("orders", Codec.json(Order.class))
+        try (InMemoryMailbox<Order> deadLetters = InMemoryMailbox.builder("orders-dlq", JsonCodec.of(Order.class)).build();
+             InMemoryMailbox<Order> orders = InMemoryMailbox.builder("orders", JsonCodec.of(Order.class))
                      .redrivePolicy(RedrivePolicy.of(maxReceives, deadLetters))
                      .build()) {
 

@@ -6,13 +6,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mailbox.api.Codec;
 import dev.mailbox.coordination.CoordinationClient;
-import dev.mailbox.coordination.CoordinatorNode;
 import dev.mailbox.coordination.LeaseHolder;
-import dev.mailbox.coordination.MailboxNode;
+import dev.mailbox.coordination.server.TestingCluster;
+import dev.mailbox.coordination.server.MailboxNode;
 import dev.mailbox.inmemory.InMemoryMailbox;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.nio.file.Files;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class CoordinatedCommandsTest {
 
-    private static CoordinatorNode coordinator;
+    private static TestingCluster coordinator;
     private static CoordinationClient client;
     private static MailboxNode node;
     private static String endpoint;
@@ -45,23 +45,18 @@ class CoordinatedCommandsTest {
 
     @BeforeAll
     static void start() throws Exception {
-        coordinator = CoordinatorNode.builder("c1").peer("c1", new InetSocketAddress("127.0.0.1", 0))
-                .dataDir(Files.createTempDirectory("cli-coordinator")).start();
-        endpoint = "127.0.0.1:" + coordinator.controlPlaneAddress().getPort();
-        client = CoordinationClient.builder().endpoint(endpoint).build();
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!coordinator.isLeader() && System.nanoTime() < until) {
-            Thread.sleep(20); // Raft offers nothing to wait on for an election
-        }
+        coordinator = TestingCluster.start(1);
+        endpoint = coordinator.endpoint("n1");
+        client = coordinator.client();
+        coordinator.awaitLeader(Duration.ofSeconds(20));
         node = MailboxNode.builder("node-x").coordinator(client).start();
         node.host(InMemoryMailbox.builder("inbox@node-x", Codec.bytes()).build());
-        client.acquire("inbox@node-x", new LeaseHolder("host", "node-x", node.address()));
+        client.leases().acquire("inbox@node-x", new LeaseHolder("host", "node-x", node.address()));
     }
 
     @AfterAll
     static void stop() {
         node.close();
-        client.close();
         coordinator.close();
     }
 
@@ -101,13 +96,13 @@ class CoordinatedCommandsTest {
 
         Run status = run("cluster", "status", "-c", endpoint);
         assertThat(status.exitCode()).isZero();
-        assertThat(status.out()).containsPattern("c1\\s+\\S+\\s+LEADER\\s+c1");
+        assertThat(status.out()).containsPattern("n1\\s+\\S+\\s+LEADER\\s+n1");
     }
 
     @Test
     @DisplayName("revoke and reclaim a lease")
     void revokeReclaim() {
-        client.acquire("spare@node-x", new LeaseHolder("r", "node-x", node.address()));
+        client.leases().acquire("spare@node-x", new LeaseHolder("r", "node-x", node.address()));
         assertThat(run("leases", "revoke", "spare@node-x", "-c", endpoint).out()).contains("REVOKING");
         assertThat(run("leases", "reclaim", "spare@node-x", "-c", endpoint).out()).contains("REVOKED");
     }
@@ -150,14 +145,18 @@ class CoordinatedCommandsTest {
         java.nio.file.Path dir = Files.createTempDirectory("cli-start");
         int raft;
         int plane;
+        int metrics;
         try (java.net.ServerSocket a = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
-             java.net.ServerSocket b = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+             java.net.ServerSocket b = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+             java.net.ServerSocket c = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             raft = a.getLocalPort();
             plane = b.getLocalPort();
+            metrics = c.getLocalPort();
         }
         java.nio.file.Path config = dir.resolve("c.properties");
         Files.writeString(config, "id=s1\ncluster=cli\nraft=127.0.0.1:" + raft + "\ncontrol-plane=127.0.0.1:" + plane
-                + "\ndata-dir=" + dir.resolve("data").toString().replace("\\", "/") + "\n");
+                + "\nmetrics=127.0.0.1:" + metrics + "\ndata-dir=" + dir.resolve("data").toString().replace("\\", "/")
+                + "\n");
         String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process p = new ProcessBuilder(javaBin, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
                 MailboxCtl.class.getName(), "coordinator", "start", "--config", config.toString())
@@ -172,7 +171,13 @@ class CoordinatedCommandsTest {
                 status = run("cluster", "status", "-c", target, "--timeout-ms", "1000");
             }
             assertThat(status.out()).containsPattern("s1\\s+127.0.0.1:" + plane + "\\s+LEADER\\s+s1");
-            assertThat(Files.readString(dir.resolve("out.log"))).contains("coordinator s1 of cluster 'cli'");
+            assertThat(Files.readString(dir.resolve("out.log"))).contains("coordinator s1 of cluster 'cli'")
+                    .contains("metrics http://127.0.0.1:" + metrics + "/metrics");
+            java.net.http.HttpResponse<String> scrape = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + metrics
+                            + "/metrics")).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(scrape.statusCode()).isEqualTo(200);
+            assertThat(scrape.body()).contains("mailbox_coordinator_raft_role{coordinator=\"s1\",role=\"LEADER\"} 1.0");
         } finally {
             p.destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);

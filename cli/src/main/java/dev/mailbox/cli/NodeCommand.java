@@ -1,0 +1,144 @@
+package dev.mailbox.cli;
+
+import dev.mailbox.coordination.CoordinationClient;
+import dev.mailbox.coordination.server.MailboxNode;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code mailboxctl node start}: a mailbox node as a process. */
+@Command(name = "node", description = "A mailbox node process.", mixinStandardHelpOptions = true,
+        subcommands = {NodeCommand.Start.class})
+final class NodeCommand {
+
+    private NodeCommand() {
+    }
+
+    @Command(name = "start", mixinStandardHelpOptions = true,
+            description = {"Start a mailbox node and serve until stopped (Ctrl-C or SIGTERM: it releases its "
+                    + "registration and closes its mailboxes).",
+                    "It registers with the coordinators, heartbeats, serves the mailboxes whose route names it "
+                            + "(opening them on its backend when a call arrives; idle ones are closed), and forwards "
+                            + "calls for the others to their owners.",
+                    "All settings may come from --config FILE (keys: id, listen, advertise, coordinator, backend, "
+                            + "metrics, region, idle-close-ms, tls-cert, tls-key, tls-ca, tls-client-auth, tokens, "
+                            + "access, token-file, require-security)."})
+    static final class Start implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Option(names = "--config", description = "a properties file with the settings below")
+        Path config;
+        @Option(names = "--id", description = "this node's id (default: node-1)")
+        String id;
+        @Option(names = "--listen", description = "where the MailboxService listens (default: 127.0.0.1:9000)")
+        String listen;
+        @Option(names = "--advertise", description = "the address routes name for this node, if not --listen")
+        String advertise;
+        @Option(names = {"-c", "--coordinator"}, description = "control-plane address(es) of the coordinators, "
+                + "comma-separated (default: $MAILBOXCTL_COORDINATOR or 127.0.0.1:7100)")
+        String coordinator;
+        @Option(names = "--backend", description = "where mailboxes live: " + NodeBackend.HELP + " (default: memory)")
+        String backend;
+        @Option(names = "--metrics", description = "serve Prometheus metrics at http://ADDRESS/metrics")
+        String metrics;
+        @Option(names = "--region", description = "placement hint")
+        String region;
+        @Option(names = "--idle-close-ms", description = "close a mailbox opened on the backend after this long "
+                + "without a call (default: 300000)")
+        Long idleCloseMillis;
+        @picocli.CommandLine.Mixin
+        ServerSecurity security;
+
+        @Override
+        public Integer call() throws Exception {
+            Properties p = new Properties();
+            if (config != null) {
+                try (InputStream in = Files.newInputStream(config)) {
+                    p.load(in);
+                }
+            }
+            String nodeId = pick(id, p, "id", "node-1");
+            String listenAt = pick(listen, p, "listen", "127.0.0.1:9000");
+            String advertiseAs = pick(advertise, p, "advertise", null);
+            String coordinators = pick(coordinator, p, "coordinator",
+                    System.getenv().getOrDefault("MAILBOXCTL_COORDINATOR", "127.0.0.1:7100"));
+            String backendUri = pick(backend, p, "backend", "memory");
+            String metricsAt = pick(metrics, p, "metrics", null);
+            long idle = idleCloseMillis != null ? idleCloseMillis : Long.parseLong(p.getProperty("idle-close-ms", "300000"));
+
+            NodeBackend store = NodeBackend.parse(backendUri);
+            dev.mailbox.coordination.ClientSecurity asClient = security.asClient(p);
+            CoordinationClient client = CoordinationClient.builder()
+                    .endpoints(java.util.Arrays.stream(coordinators.split(",")).map(String::trim)
+                            .filter(s -> !s.isEmpty()).toList()).security(asClient).build();
+            MetricsEndpoint endpoint = null;
+            MailboxNode node;
+            try {
+                MailboxNode.Builder b = MailboxNode.builder(nodeId).coordinator(client)
+                        .listen(CoordinationCommands.address(listenAt, "--listen")).backend(store)
+                        .idleClose(Duration.ofMillis(idle)).capability(store.shared() ? "shared" : "memory")
+                        .peerSecurity(asClient).requireSecurity(security.require(p));
+                dev.mailbox.coordination.TlsFiles tls = security.tls(p);
+                if (tls != null) {
+                    b.tls(tls);
+                }
+                dev.mailbox.coordination.server.Access access = security.access(p);
+                if (access != null) {
+                    b.access(access);
+                }
+                if (advertiseAs != null) {
+                    b.advertise(advertiseAs);
+                }
+                String regionName = pick(region, p, "region", null);
+                if (regionName != null) {
+                    b.region(regionName);
+                }
+                if (metricsAt != null) {
+                    endpoint = MetricsEndpoint.start(CoordinationCommands.address(metricsAt, "--metrics"),
+                            security.metricsTls(p));
+                    b.meterRegistry(endpoint.registry());
+                }
+                node = b.start();
+            } catch (RuntimeException e) {
+                client.close();
+                store.close();
+                if (endpoint != null) {
+                    endpoint.close();
+                }
+                throw e;
+            }
+            PrintWriter out = spec.commandLine().getOut();
+            out.printf("node %s serving at %s on %s (coordinators %s)%s%n", nodeId, node.address(), store,
+                    coordinators, endpoint == null ? "" : ", metrics http://" + endpoint.address().getHostString()
+                            + ":" + endpoint.address().getPort() + "/metrics");
+            out.flush();
+            CountDownLatch stopped = new CountDownLatch(1);
+            MetricsEndpoint metricsEndpoint = endpoint;
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                node.close(); // releases the registration and closes the mailboxes it opened
+                store.close();
+                client.close();
+                if (metricsEndpoint != null) {
+                    metricsEndpoint.close();
+                }
+                stopped.countDown();
+            }));
+            stopped.await();
+            return 0;
+        }
+
+        private static String pick(String option, Properties p, String key, String fallback) {
+            return option != null ? option : p.getProperty(key, fallback);
+        }
+    }
+}

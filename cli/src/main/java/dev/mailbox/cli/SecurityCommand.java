@@ -1,0 +1,52 @@
+package dev.mailbox.cli;
+
+import dev.mailbox.coordination.server.Access;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code mailboxctl security}: tokens for secured clusters. */
+@Command(name = "security", description = "Tokens for secured coordinators and nodes.", mixinStandardHelpOptions = true,
+        subcommands = {SecurityCommand.Token.class})
+final class SecurityCommand {
+
+    private SecurityCommand() {
+    }
+
+    @Command(name = "token", mixinStandardHelpOptions = true,
+            description = {"Make a new random token for a principal: prints the token (give it to the principal), "
+                    + "and adds its salted hash to the tokens file servers read (or prints that line to stderr)."})
+    static final class Token implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Parameters(paramLabel = "PRINCIPAL", description = "who the token is for (as named in the access rules)")
+        String principal;
+        @Option(names = "--tokens", description = "append the hashed line to this tokens file")
+        Path tokens;
+
+        @Override
+        public Integer call() throws Exception {
+            if (!principal.matches("[A-Za-z0-9_.@/-]{1,128}")) {
+                throw new IllegalArgumentException("a principal is 1 to 128 characters of A-Z a-z 0-9 _ . @ / -, was '"
+                        + principal + "'");
+            }
+            String token = Access.newToken();
+            String line = Access.tokenLine(principal, token);
+            if (tokens != null) {
+                Files.writeString(tokens, line + System.lineSeparator(), StandardCharsets.UTF_8,
+                        StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            } else {
+                spec.commandLine().getErr().println(line);
+            }
+            spec.commandLine().getOut().println(token);
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,66 @@
+package dev.mailbox.cli;
+
+import dev.mailbox.coordination.ClientSecurity;
+import dev.mailbox.coordination.TlsFiles;
+import java.nio.file.Path;
+import picocli.CommandLine.Option;
+
+/**
+ * How a command reaches coordinators and nodes that are secured: TLS (the CAs to trust, and a client
+ * certificate for servers that require one) and/or a bearer token. Each option also has an environment
+ * variable, so scripts need not repeat them.
+ */
+final class SecurityOptions {
+
+    @Option(names = "--tls-ca", defaultValue = "${env:MAILBOXCTL_TLS_CA}",
+            description = "trust servers whose certificates these CAs signed (PEM); turns TLS on ($MAILBOXCTL_TLS_CA)")
+    Path ca;
+
+    @Option(names = "--tls-cert", defaultValue = "${env:MAILBOXCTL_TLS_CERT}",
+            description = "this client's certificate chain (PEM), for servers that require one ($MAILBOXCTL_TLS_CERT)")
+    Path cert;
+
+    @Option(names = "--tls-key", defaultValue = "${env:MAILBOXCTL_TLS_KEY}",
+            description = "its PKCS#8 private key (PEM) ($MAILBOXCTL_TLS_KEY)")
+    Path key;
+
+    @Option(names = "--token", defaultValue = "${env:MAILBOXCTL_TOKEN}",
+            description = "a bearer token ($MAILBOXCTL_TOKEN); prefer --token-file: options show in process lists")
+    String token;
+
+    @Option(names = "--token-file", defaultValue = "${env:MAILBOXCTL_TOKEN_FILE}",
+            description = "a file whose first line is the bearer token ($MAILBOXCTL_TOKEN_FILE)")
+    Path tokenFile;
+
+    /** @return the client security these options describe (plaintext, no token when none is given) */
+    ClientSecurity clientSecurity() {
+        return clientSecurity(ca, cert, key, token, tokenFile);
+    }
+
+    /** The same, from values that may come from a config file. */
+    static ClientSecurity clientSecurity(Path ca, Path cert, Path key, String token, Path tokenFile) {
+        ClientSecurity security = ClientSecurity.none();
+        if (ca != null || cert != null) {
+            TlsFiles.Builder tls = TlsFiles.builder();
+            if (ca != null) {
+                tls.trusted(ca);
+            }
+            if (cert != null || key != null) {
+                if (cert == null || key == null) {
+                    throw new IllegalArgumentException("--tls-cert and --tls-key go together");
+                }
+                tls.keyPair(cert, key);
+            }
+            security = security.withTls(tls.build());
+        }
+        if (token != null && tokenFile != null) {
+            throw new IllegalArgumentException("give --token or --token-file, not both");
+        }
+        if (token != null) {
+            security = security.withToken(token);
+        } else if (tokenFile != null) {
+            security = security.withTokenFile(tokenFile);
+        }
+        return security;
+    }
+}

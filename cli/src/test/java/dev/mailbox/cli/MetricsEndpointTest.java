@@ -1,0 +1,93 @@
+package dev.mailbox.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.Counter;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 1, unit = TimeUnit.MINUTES)
+class MetricsEndpointTest {
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private static HttpResponse<String> send(MetricsEndpoint e, String method, String path) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + e.address().getPort() + path))
+                .method(method, HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    @DisplayName("GET and HEAD /metrics serve the registry; other paths are 404, other methods 405")
+    void pathsAndMethods() throws Exception {
+        try (MetricsEndpoint e = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0))) {
+            Counter.builder("cli.test.hits").register(e.registry()).increment(3);
+            HttpResponse<String> get = send(e, "GET", "/metrics");
+            assertThat(get.statusCode()).isEqualTo(200);
+            assertThat(get.body()).contains("cli_test_hits_total 3.0");
+            assertThat(get.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t)
+                    .startsWith("text/plain; version=0.0.4"));
+            HttpResponse<String> head = send(e, "HEAD", "/metrics");
+            assertThat(head.statusCode()).isEqualTo(200);
+            assertThat(head.body()).isEmpty();
+            assertThat(send(e, "GET", "/metricsXYZ").statusCode()).isEqualTo(404);
+            assertThat(send(e, "GET", "/").statusCode()).isEqualTo(404);
+            HttpResponse<String> post = send(e, "POST", "/metrics");
+            assertThat(post.statusCode()).isEqualTo(405);
+            assertThat(post.headers().firstValue("Allow")).hasValue("GET, HEAD");
+        }
+    }
+
+    @Test
+    @DisplayName("clients that never finish their request hold up no other scrape, and are dropped after the read timeout")
+    void stalledClients() throws Exception {
+        try (MetricsEndpoint e = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0))) {
+            List<Socket> stalled = new ArrayList<>();
+            try {
+                for (int i = 0; i < 6; i++) { // more than the endpoint's worker threads
+                    Socket s = new Socket("127.0.0.1", e.address().getPort());
+                    OutputStream out = s.getOutputStream();
+                    out.write("GET /metrics HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.ISO_8859_1)); // no end
+                    out.flush();
+                    stalled.add(s);
+                }
+                long start = System.nanoTime();
+                List<CompletableFuture<HttpResponse<String>>> scrapes = new ArrayList<>();
+                for (int i = 0; i < 8; i++) {
+                    scrapes.add(HTTP.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                            + e.address().getPort() + "/metrics")).timeout(Duration.ofSeconds(20)).build(),
+                            HttpResponse.BodyHandlers.ofString()));
+                }
+                for (CompletableFuture<HttpResponse<String>> f : scrapes) {
+                    assertThat(f.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+                }
+                // answered once the stalled ones were dropped, well within twice the read timeout
+                assertThat(Duration.ofNanos(System.nanoTime() - start))
+                        .isLessThan(Duration.ofMillis(2L * MetricsEndpoint.READ_TIMEOUT_MILLIS + 5_000));
+                Socket first = stalled.get(0);
+                first.setSoTimeout(15_000);
+                InputStream in = first.getInputStream();
+                assertThat(in.read()).as("a stalled connection is closed by the endpoint").isEqualTo(-1);
+            } finally {
+                for (Socket s : stalled) {
+                    s.close();
+                }
+            }
+        }
+    }
+}
