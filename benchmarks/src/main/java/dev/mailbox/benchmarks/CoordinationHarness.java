@@ -1,27 +1,17 @@
 package dev.mailbox.benchmarks;
 
 import dev.mailbox.coordination.CoordinationClient;
-import dev.mailbox.coordination.CoordinatorNode;
 import dev.mailbox.coordination.Lease;
 import dev.mailbox.coordination.LeaseHolder;
-import dev.mailbox.coordination.internal.Command;
-import dev.mailbox.coordination.internal.LeaseClient;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import dev.mailbox.coordination.server.TestingCluster;
 import java.lang.management.ManagementFactory;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
@@ -31,9 +21,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 /**
- * The coordinator's figures on a 3-node cluster in this JVM (loopback, temp data dirs, fsync'd Ratis
- * logs): acquire latency next to a bare Ratis write, concurrent acquires, renewals, failover, and a
- * cluster holding 100,000 live leases.
+ * The coordinator's figures on a 3-node {@link TestingCluster} in this JVM (loopback, temp data dirs,
+ * fsync'd Ratis logs): acquire latency next to a bare Ratis write ({@link BareRatis}), concurrent acquires,
+ * renewals, failover after a crash, and a cluster holding 100,000 live leases.
  *
  * <p>{@code java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.CoordinationHarness [--quick]}
  */
@@ -41,22 +31,15 @@ public final class CoordinationHarness {
 
     private static final LeaseHolder HOLDER = new LeaseHolder("bench-runner", "bench-node", "127.0.0.1:1");
 
+    private static final Duration PATIENCE = Duration.ofSeconds(60);
+
     private final boolean quick;
-    private final Path root;
-    private final String cluster = "bench-" + System.nanoTime();
-    private final Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
-    private final Map<String, InetSocketAddress> control = new LinkedHashMap<>();
-    private final Map<String, CoordinatorNode> running = new LinkedHashMap<>();
+    private final TestingCluster cluster;
     private final AtomicInteger names = new AtomicInteger();
 
-    private CoordinationHarness(boolean quick) throws IOException {
+    private CoordinationHarness(boolean quick) {
         this.quick = quick;
-        this.root = Files.createTempDirectory("coordination-bench-");
-        for (String id : List.of("n1", "n2", "n3")) {
-            peers.put(id, new InetSocketAddress("127.0.0.1", freePort()));
-            control.put(id, new InetSocketAddress("127.0.0.1", freePort()));
-            Files.createDirectories(root.resolve(id));
-        }
+        this.cluster = TestingCluster.builder().size(3).snapshotEvery(200_000).start();
     }
 
     /**
@@ -64,6 +47,7 @@ public final class CoordinationHarness {
      * @throws Exception if the cluster fails
      */
     public static void main(String[] args) throws Exception {
+        LibraryLog.toFile("coordination");
         CoordinationHarness h = new CoordinationHarness(Arrays.asList(args).contains("--quick"));
         try {
             h.run();
@@ -76,11 +60,12 @@ public final class CoordinationHarness {
     private void run() throws Exception {
         System.out.printf(Locale.ROOT, "coordination harness: 3 nodes in one JVM, %d cores, %s%n",
                 Runtime.getRuntime().availableProcessors(), quick ? "quick" : "full");
-        peers.keySet().forEach(this::start);
         awaitLeader();
-        try (CoordinationClient client = client(); LeaseClient raft = new LeaseClient(CoordinatorNode.group(cluster, peers))) {
-            warmUp(client, raft);
-            acquireLatency(client, raft);
+        try (CoordinationClient client = client()) {
+            try (BareRatis raft = new BareRatis(300)) { // only for section 1: its servers would compete later
+                warmUp(client, raft);
+                acquireLatency(client, raft);
+            }
             concurrentAcquires();
             renewals(client);
             failover(client);
@@ -88,23 +73,23 @@ public final class CoordinationHarness {
         }
     }
 
-    private void warmUp(CoordinationClient client, LeaseClient raft) {
+    private void warmUp(CoordinationClient client, BareRatis raft) {
         for (int i = 0; i < 300; i++) {
-            client.acquire(next("warm"), HOLDER);
-            raft.write(new Command.SetPolicy("warm", 10_000, 3_000, 2_000, 0));
+            client.leases().acquire(next("warm"), HOLDER);
+            raft.write();
         }
     }
 
     /** Sequential acquires through the control plane next to a bare Ratis write (the baseline). */
-    private void acquireLatency(CoordinationClient client, LeaseClient raft) {
+    private void acquireLatency(CoordinationClient client, BareRatis raft) {
         int n = quick ? 300 : 2_000;
         long[] bare = new long[n];
         long[] acquire = new long[n];
         for (int i = 0; i < n; i++) { // interleaved, so drift hits both alike
             long t0 = System.nanoTime();
-            raft.write(new Command.SetPolicy("bare", 10_000, 3_000, 2_000, 0));
+            raft.write();
             long t1 = System.nanoTime();
-            client.acquire(next("seq"), HOLDER);
+            client.leases().acquire(next("seq"), HOLDER);
             long t2 = System.nanoTime();
             bare[i] = t1 - t0;
             acquire[i] = t2 - t1;
@@ -112,7 +97,7 @@ public final class CoordinationHarness {
         Arrays.sort(bare);
         Arrays.sort(acquire);
         System.out.println("\n1. sequential acquire latency (one client, one call at a time)");
-        Rounds.latencyRow("bare Ratis write (client -> leader, fsync'd, replicated)", bare);
+        Rounds.latencyRow("bare Ratis write (3 servers, counting state machine, fsync'd)", bare);
         Rounds.latencyRow("AcquireLease through CoordinationClient", acquire);
         System.out.printf(Locale.ROOT, "   %-64s %s (p99 %.1f ms, target <= 15 ms)%n", "acquire p99",
                 Rounds.percentile(acquire, 99) <= 15_000_000 ? "MET" : "MISSED", Rounds.percentile(acquire, 99) / 1e6);
@@ -136,7 +121,7 @@ public final class CoordinationHarness {
                     int k = 0;
                     while (System.nanoTime() < end && k < mine.length) {
                         long t0 = System.nanoTime();
-                        c.acquire(next("conc"), HOLDER);
+                        c.leases().acquire(next("conc"), HOLDER);
                         mine[k++] = System.nanoTime() - t0;
                         done.incrementAndGet();
                     }
@@ -160,7 +145,7 @@ public final class CoordinationHarness {
         int leases = 1_000;
         List<Lease> held = new ArrayList<>();
         for (int i = 0; i < leases; i++) {
-            held.add(client.acquire(next("renew"), HOLDER, Duration.ofMinutes(5)));
+            held.add(client.leases().acquire(next("renew"), HOLDER, Duration.ofMinutes(5)));
         }
         long millis = quick ? 3_000 : 10_000;
         int window = 128;
@@ -177,7 +162,7 @@ public final class CoordinationHarness {
             inFlight.acquire();
             Lease l = held.get(i++ % leases);
             long t0 = System.nanoTime();
-            client.renewAsync(l).whenComplete((r, e) -> {
+            client.leases().renewAsync(l).whenComplete((r, e) -> {
                 long d = System.nanoTime() - t0;
                 int s = slot.getAndIncrement();
                 if (s < lat.length) {
@@ -208,24 +193,20 @@ public final class CoordinationHarness {
         long[] times = new long[kills];
         for (int k = 0; k < kills; k++) {
             String leader = awaitLeader();
-            client.acquire(next("pre"), HOLDER); // the client talks to the leader now
-            // closing a Ratis server takes a while; the node is gone for the others from its first step
-            CoordinatorNode victim = running.remove(leader);
-            Thread closer = new Thread(victim::close);
+            client.leases().acquire(next("pre"), HOLDER); // the client talks to the leader now
+            // its Raft server stops first, as in a crash: it neither commits nor answers from then on
+            Thread killer = new Thread(() -> cluster.kill(leader));
             long t0 = System.nanoTime();
-            closer.start();
-            client.acquire(next("failover"), HOLDER);
+            killer.start();
+            client.leases().acquire(next("failover"), HOLDER);
             times[k] = System.nanoTime() - t0;
-            closer.join();
-            start(leader);
-            String now = awaitLeader();
-            long target = running.get(now).appliedIndex();
-            while (running.get(leader).appliedIndex() < target) {
-                Thread.sleep(20);
-            }
+            killer.join();
+            cluster.start(leader);
+            cluster.awaitIdenticalState(PATIENCE);
         }
         Arrays.sort(times);
-        System.out.printf(Locale.ROOT, "%n4. failover: leader killed -> next acquire succeeds, %d kills%n", kills);
+        System.out.printf(Locale.ROOT, "%n4. failover: leader crashed (Raft server stopped first) -> next acquire succeeds,"
+                + " %d crashes%n", kills);
         Rounds.latencyRow("kill to next successful acquire", times);
         System.out.printf(Locale.ROOT, "   %-64s %s (p99 %.0f ms, target <= 1,000 ms, goal 500 ms)%n", "failover p99",
                 Rounds.percentile(times, 99) <= 1_000_000_000L ? "MET" : "MISSED", Rounds.percentile(times, 99) / 1e6);
@@ -240,7 +221,7 @@ public final class CoordinationHarness {
         AtomicLong failed = new AtomicLong();
         for (int i = 0; i < n; i++) {
             window.acquire();
-            CompletableFuture<Lease> f = client.acquireAsync(next("many"), HOLDER, Duration.ofMinutes(10));
+            CompletableFuture<Lease> f = client.leases().acquireAsync(next("many"), HOLDER, Duration.ofMinutes(10));
             f.whenComplete((l, e) -> {
                 if (e != null) {
                     failed.incrementAndGet();
@@ -251,25 +232,25 @@ public final class CoordinationHarness {
         window.acquire(256);
         double fill = (System.nanoTime() - t0) / 1e9;
         String leader = awaitLeader();
-        long total = running.get(leader).table().leases().size();
+        long total = client.leases().list("").size();
         long heapAfter = usedHeapAfterGc();
         long s0 = System.nanoTime();
-        running.get(leader).takeSnapshot();
+        cluster.node(leader).takeSnapshot();
         double snapshotMs = (System.nanoTime() - s0) / 1e6;
         long snapshotBytes;
-        try (Stream<Path> files = Files.walk(root.resolve(leader))) {
+        try (Stream<Path> files = Files.walk(cluster.dataDir(leader))) {
             snapshotBytes = files.filter(p -> p.getFileName().toString().startsWith("snapshot.")
                     && !p.toString().endsWith(".md5")).mapToLong(p -> p.toFile().length()).max().orElse(0);
         }
-        for (CoordinatorNode node : running.values()) {
-            node.takeSnapshot();
+        for (String id : cluster.nodeIds()) {
+            cluster.node(id).takeSnapshot();
         }
-        new ArrayList<>(running.keySet()).forEach(id -> running.remove(id).close());
+        cluster.nodeIds().forEach(cluster::stop);
         long r0 = System.nanoTime();
-        peers.keySet().forEach(this::start);
-        client.acquire(next("after-restart"), HOLDER);
+        cluster.nodeIds().forEach(cluster::start);
+        client.leases().acquire(next("after-restart"), HOLDER);
         double restartMs = (System.nanoTime() - r0) / 1e6;
-        long restored = running.get(awaitLeader()).table().leases().size();
+        long restored = client.leases().list("").size();
         System.out.printf(Locale.ROOT, "%n5. %,d live leases (%,d in the table; filled in %.1f s, %d failed)%n", n, total,
                 fill, failed.get());
         System.out.printf(Locale.ROOT, "   %-64s %,10.0f ms (%,d bytes)%n", "snapshot on the leader", snapshotMs,
@@ -282,27 +263,15 @@ public final class CoordinationHarness {
 
     // --- cluster plumbing ------------------------------------------------------------------------------
 
-    private void start(String id) {
-        running.put(id, CoordinatorNode.builder(id).cluster(cluster).peers(peers).dataDir(root.resolve(id))
-                .controlPlane(control.get(id)).snapshotEvery(200_000).start());
-    }
-
     private CoordinationClient client() {
         CoordinationClient.Builder b = CoordinationClient.builder().callTimeout(Duration.ofSeconds(2)).maxAttempts(40)
                 .backoff(Duration.ofMillis(10), Duration.ofMillis(100));
-        control.values().forEach(a -> b.endpoint(a.getHostString() + ":" + a.getPort()));
+        cluster.endpoints().forEach(b::endpoint);
         return b.build();
     }
 
-    private String awaitLeader() throws InterruptedException {
-        while (true) {
-            for (CoordinatorNode n : running.values()) {
-                if (n.isLeader()) {
-                    return n.id();
-                }
-            }
-            Thread.sleep(10);
-        }
+    private String awaitLeader() {
+        return cluster.awaitLeader(PATIENCE);
     }
 
     private String next(String prefix) {
@@ -326,17 +295,6 @@ public final class CoordinationHarness {
     }
 
     private void close() {
-        new ArrayList<>(running.values()).forEach(CoordinatorNode::close);
-        try (Stream<Path> files = Files.walk(root)) {
-            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
+        cluster.close();
     }
 }

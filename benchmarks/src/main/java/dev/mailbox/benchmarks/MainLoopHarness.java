@@ -58,6 +58,7 @@ public final class MainLoopHarness {
      * @throws Exception if a benchmark fails
      */
     public static void main(String[] args) throws Exception {
+        LibraryLog.toFile("mainloop");
         MainLoopHarness h = new MainLoopHarness(Arrays.asList(args).contains("--quick"));
         System.out.println("MainLoop round trips vs the raw mailbox exchange (median of " + h.rounds + " paired rounds of "
                 + h.round.toMillis() + " ms)");

@@ -43,6 +43,7 @@ public final class RedisHarness {
      * @throws Exception if a benchmark fails
      */
     public static void main(String[] args) throws Exception {
+        LibraryLog.toFile("redis");
         List<String> a = Arrays.asList(args);
         boolean quick = a.contains("--quick");
         int u = a.indexOf("--uri");

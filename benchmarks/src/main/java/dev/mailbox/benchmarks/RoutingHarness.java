@@ -2,27 +2,21 @@ package dev.mailbox.benchmarks;
 
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.Mailbox;
-import dev.mailbox.api.Message;
-import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.coordination.CoordinationClient;
-import dev.mailbox.coordination.CoordinatorNode;
 import dev.mailbox.coordination.Lease;
 import dev.mailbox.coordination.LeaseHolder;
 import dev.mailbox.coordination.LeasePolicy;
-import dev.mailbox.coordination.MailboxNode;
 import dev.mailbox.coordination.RemoteMailbox;
 import dev.mailbox.coordination.RoutingTable;
+import dev.mailbox.coordination.server.MailboxNode;
+import dev.mailbox.coordination.server.TestingCluster;
 import dev.mailbox.inmemory.InMemoryMailbox;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -32,8 +26,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Issue 7's figures: route propagation to 100 watchers, forwarded vs direct data-plane throughput,
@@ -56,26 +48,13 @@ public final class RoutingHarness {
      * @throws Exception if something fails
      */
     public static void main(String[] args) throws Exception {
-        if (args.length > 0 && args[0].equals("coordinator")) {
-            coordinatorProcess(args);
-            return;
-        }
+        LibraryLog.toFile("routing");
         RoutingHarness h = new RoutingHarness(Arrays.asList(args).contains("--quick"));
         System.out.printf(Locale.ROOT, "routing harness: %d cores, %s%n", Runtime.getRuntime().availableProcessors(),
                 h.quick ? "quick" : "full");
-        List<String> only = Arrays.stream(args).filter(a -> !a.startsWith("--")).toList();
-        if (only.isEmpty() || only.contains("partitions")) {
-            partitions();
-        }
-        if (only.isEmpty() || only.contains("propagation")) {
-            h.propagation();
-        }
-        if (only.isEmpty() || only.contains("forwarding")) {
-            h.forwarding();
-        }
-        if (only.isEmpty() || only.contains("heartbeats")) {
-            h.heartbeats();
-        }
+        Rounds.sections(args, List.of(Map.entry("partitions", RoutingHarness::partitions),
+                Map.entry("propagation", h::propagation), Map.entry("forwarding", h::forwarding),
+                Map.entry("heartbeats", h::heartbeats)));
         System.exit(0);
     }
 
@@ -113,13 +92,14 @@ public final class RoutingHarness {
     // --- 1. route propagation ---------------------------------------------------------------------
 
     private void propagation() throws Exception {
-        try (InJvmCluster cluster = new InJvmCluster(3)) {
+        try (TestingCluster cluster = TestingCluster.start(3)) {
+            cluster.awaitLeader(Duration.ofSeconds(30));
             int watchersCount = 100;
             List<CoordinationClient> clients = new ArrayList<>();
             List<RoutingTable> watchers = new ArrayList<>();
             for (int i = 0; i < 10; i++) {
                 // each client starts on a different coordinator, so watchers spread over all three
-                List<String> order = new ArrayList<>(cluster.endpoints);
+                List<String> order = new ArrayList<>(cluster.endpoints());
                 java.util.Collections.rotate(order, i % 3);
                 clients.add(CoordinationClient.builder().endpoints(order).build());
             }
@@ -128,7 +108,7 @@ public final class RoutingHarness {
             Map<String, Long> lastSeen = new ConcurrentHashMap<>();
             Map<String, CountDownLatch> done = new ConcurrentHashMap<>();
             for (int w = 0; w < watchersCount; w++) {
-                RoutingTable t = clients.get(w % clients.size()).watchRoutes();
+                RoutingTable t = clients.get(w % clients.size()).routes().table();
                 t.addListener((mailbox, route, revision) -> {
                     if (route == null) {
                         return;
@@ -148,14 +128,14 @@ public final class RoutingHarness {
             int grants = quick ? 100 : 500;
             long[] fromCall = new long[grants];
             long[] fromReturn = new long[grants];
-            try (CoordinationClient client = CoordinationClient.builder().endpoints(cluster.endpoints).build()) {
+            try (CoordinationClient client = CoordinationClient.builder().endpoints(cluster.endpoints()).build()) {
                 for (int i = -50; i < grants; i++) { // the first 50 warm up
                     String mailbox = "prop@m" + (i + 50);
                     seen.put(mailbox, new AtomicInteger());
                     done.put(mailbox, new CountDownLatch(1));
                     long t0 = System.nanoTime();
                     grantStart.put(mailbox, t0);
-                    client.acquire(mailbox, new LeaseHolder("r", "n", "127.0.0.1:1"));
+                    client.leases().acquire(mailbox, new LeaseHolder("r", "n", "127.0.0.1:1"));
                     long t1 = System.nanoTime();
                     if (!done.get(mailbox).await(10, TimeUnit.SECONDS)) {
                         throw new IllegalStateException("not every watcher saw " + mailbox);
@@ -183,8 +163,8 @@ public final class RoutingHarness {
     // --- 2. forwarded vs direct --------------------------------------------------------------------
 
     private void forwarding() throws Exception {
-        try (InJvmCluster cluster = new InJvmCluster(1);
-             CoordinationClient client = CoordinationClient.builder().endpoints(cluster.endpoints).build();
+        try (TestingCluster cluster = startOne();
+             CoordinationClient client = CoordinationClient.builder().endpoints(cluster.endpoints()).build();
              MailboxNode owner = MailboxNode.builder("owner").coordinator(client).start();
              MailboxNode other = MailboxNode.builder("other").coordinator(client).start()) {
             String id = "fwd@owner";
@@ -193,86 +173,30 @@ public final class RoutingHarness {
             other.routingTable().orElseThrow().await(t -> t.route(id).isPresent(), Duration.ofSeconds(10));
             RemoteMailbox<String> direct = RemoteMailbox.builder(id, Codec.utf8()).node(owner.address()).build();
             RemoteMailbox<String> forwarded = RemoteMailbox.builder(id, Codec.utf8()).node(other.address()).build();
-            int threads = 8;
             long millis = quick ? 1_500 : 4_000;
             System.out.printf(Locale.ROOT, "%n2. send + receive + acknowledge cycles, %d threads, %d ms rounds, "
-                    + "alternating (in-memory mailbox hosted on the owner node)%n", threads, millis);
-            double[] pair = Rounds.medianPair(quick ? 3 : 5, () -> new double[] {
-                cycles(direct, threads, millis), cycles(forwarded, threads, millis)});
-            Rounds.row("to the owner node directly", pair[0], "cycles/s", 1.0);
-            Rounds.row("through a node that forwards to the owner", pair[1], "cycles/s", pair[1] / pair[0]);
-            Rounds.verdict("forwarded / direct (target >= 0.5)", pair[1] / pair[0], 0.5);
+                    + "alternating (in-memory mailbox hosted on the owner node)%n", Rounds.CYCLE_THREADS, millis);
+            Rounds.compareCycles(quick ? 3 : 5, millis, "to the owner node directly", direct,
+                    "through a node that forwards to the owner", forwarded, "forwarded / direct (target >= 0.5)", 0.5);
             direct.close();
             forwarded.close();
             hosted.close();
         }
     }
 
-    private static double cycles(Mailbox<String> m, int threads, long millis) throws InterruptedException {
-        AtomicLong done = new AtomicLong();
-        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        List<Thread> list = new ArrayList<>();
-        long start = System.nanoTime();
-        for (int t = 0; t < threads; t++) {
-            Thread thread = new Thread(() -> {
-                ReceiveOptions once = ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(1));
-                while (System.nanoTime() < end) {
-                    m.send("x");
-                    for (Message<String> msg : m.receive(once)) {
-                        msg.acknowledge();
-                    }
-                    done.incrementAndGet();
-                }
-            });
-            list.add(thread);
-            thread.start();
-        }
-        for (Thread t : list) {
-            t.join();
-        }
-        return done.get() / ((System.nanoTime() - start) / 1e9);
-    }
-
     // --- 3. 1,000 leased runners ------------------------------------------------------------------
 
     private void heartbeats() throws Exception {
         int runners = 1_000;
-        Path root = Files.createTempDirectory("routing-harness-");
-        Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
-        List<String> endpoints = new ArrayList<>();
-        for (int i = 1; i <= 3; i++) {
-            peers.put("p" + i, new InetSocketAddress("127.0.0.1", freePort()));
-            endpoints.add("127.0.0.1:" + freePort());
-        }
-        String peerList = String.join(",", peers.entrySet().stream()
-                .map(e -> e.getKey() + "=127.0.0.1:" + e.getValue().getPort()).toList());
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<Process> processes = new ArrayList<>();
-        int k = 0;
-        for (String id : peers.keySet()) {
-            processes.add(new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-                    RoutingHarness.class.getName(), "coordinator", id, peerList, root.resolve(id).toString(),
-                    endpoints.get(k++)).redirectErrorStream(true).redirectOutput(root.resolve(id + ".log").toFile())
-                    .start());
-        }
-        try (CoordinationClient admin = CoordinationClient.builder().endpoints(endpoints)
+        // the coordinators in child JVMs, so their CPU is measured apart from the runners'
+        try (TestingCluster cluster = TestingCluster.builder().size(3).processes(true).javaOptions("-Xmx512m").start();
+             CoordinationClient admin = CoordinationClient.builder().endpoints(cluster.endpoints())
                 .callTimeout(Duration.ofSeconds(3)).maxAttempts(40).build()) {
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (true) {
-                try {
-                    if (admin.clusterStatus().leaderId() != null) {
-                        break;
-                    }
-                } catch (RuntimeException notYet) {
-                    // starting
-                }
-                if (System.nanoTime() > until) {
-                    throw new IllegalStateException("no leader in 60 s; see " + root);
-                }
-                Thread.sleep(200);
-            }
+            List<String> endpoints = cluster.endpoints();
+            List<Long> pids = cluster.nodeIds().stream().map(cluster::pid).toList();
+            cluster.awaitLeader(Duration.ofSeconds(60));
             LeasePolicy policy = new LeasePolicy(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(1));
-            admin.createNamespace("hb", policy, Map.of());
+            admin.namespaces().create("hb", policy, Map.of());
             int clientsCount = 10;
             List<CoordinationClient> clients = new ArrayList<>();
             for (int i = 0; i < clientsCount; i++) {
@@ -300,7 +224,7 @@ public final class RoutingHarness {
                 int r = i;
                 CoordinationClient c = clients.get(i % clientsCount);
                 // each runner heartbeats once a second (the policy) from the moment it holds its lease
-                c.acquireAsync("hb@r" + i, new LeaseHolder("runner-" + i, "n", "x:1"), Duration.ZERO)
+                c.leases().acquireAsync("hb@r" + i, new LeaseHolder("runner-" + i, "n", "x:1"), Duration.ZERO)
                         .whenComplete((granted, failed) -> {
                             if (failed != null) {
                                 System.out.println("   acquire failed: " + failed);
@@ -325,7 +249,7 @@ public final class RoutingHarness {
                                     }
                                     long t0 = System.nanoTime();
                                     boolean measured = window.get(0) != 0;
-                                    c.renewAsync(leases[r]).whenComplete((l, e) -> {
+                                    c.leases().renewAsync(leases[r]).whenComplete((l, e) -> {
                                         if (e != null) {
                                             if (measured && failures.incrementAndGet() == 1) {
                                                 System.out.println("   first renewal failure: " + e);
@@ -346,14 +270,14 @@ public final class RoutingHarness {
             }
             acquired.await();
             Thread.sleep(2_000); // let every runner's heartbeat start before measuring
-            cpu[0] = cpuSeconds(processes);
+            cpu[0] = cpuSeconds(pids);
             long wallStart = System.nanoTime();
             window.set(1, wallStart + TimeUnit.SECONDS.toNanos(seconds));
             window.set(0, wallStart);
             double[] cpuBefore = cpu[0];
             finished.await();
             double wall = (System.nanoTime() - wallStart) / 1e9;
-            double[] cpuAfter = cpuSeconds(processes);
+            double[] cpuAfter = cpuSeconds(pids);
             timers.shutdownNow();
             long[] sorted = Arrays.copyOf(latencies, Math.min(count.get(), latencies.length));
             Arrays.sort(sorted);
@@ -364,7 +288,7 @@ public final class RoutingHarness {
                     failures.get(), sorted.length / wall);
             Rounds.latencyRow("renew latency (call -> answer)", sorted);
             double total = 0;
-            for (int i = 0; i < processes.size(); i++) {
+            for (int i = 0; i < pids.size(); i++) {
                 double used = cpuAfter[i] - cpuBefore[i];
                 total += used;
                 System.out.printf(Locale.ROOT, "   %-64s %.2f cpu-s = %.1f%% of one core%n", "coordinator p" + (i + 1),
@@ -373,74 +297,24 @@ public final class RoutingHarness {
             System.out.printf(Locale.ROOT, "   %-64s %.1f%% of the machine's %d cores%n", "all three coordinators",
                     100 * total / (wall * cores), cores);
             clients.forEach(CoordinationClient::close);
-        } finally {
-            processes.forEach(Process::destroyForcibly);
         }
     }
 
+    /** A 1-node coordinator cluster with a leader. */
+    static TestingCluster startOne() {
+        TestingCluster cluster = TestingCluster.start(1);
+        cluster.awaitLeader(Duration.ofSeconds(30));
+        return cluster;
+    }
+
     /** utime + stime of each process from /proc, in seconds (Linux; 100 ticks a second). */
-    private static double[] cpuSeconds(List<Process> processes) throws IOException {
-        double[] out = new double[processes.size()];
-        for (int i = 0; i < processes.size(); i++) {
-            String stat = Files.readString(Path.of("/proc", Long.toString(processes.get(i).pid()), "stat"));
+    private static double[] cpuSeconds(List<Long> pids) throws IOException {
+        double[] out = new double[pids.size()];
+        for (int i = 0; i < pids.size(); i++) {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pids.get(i)), "stat"));
             String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
             out[i] = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
         }
         return out;
-    }
-
-    /** Child JVM: one coordinator node. Args: coordinator id peers(id=host:port,...) dataDir controlPlane. */
-    private static void coordinatorProcess(String[] args) throws Exception {
-        Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
-        for (String p : args[2].split(",")) {
-            String[] kv = p.split("=");
-            String[] hp = kv[1].split(":");
-            peers.put(kv[0], new InetSocketAddress(hp[0], Integer.parseInt(hp[1])));
-        }
-        String[] cp = args[4].split(":");
-        CoordinatorNode node = CoordinatorNode.builder(args[1]).cluster("bench").peers(peers)
-                .dataDir(Files.createDirectories(Path.of(args[3])))
-                .controlPlane(new InetSocketAddress(cp[0], Integer.parseInt(cp[1]))).start();
-        Runtime.getRuntime().addShutdownHook(new Thread(node::close));
-        new CountDownLatch(1).await();
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
-    /** Coordinator nodes in this JVM. */
-    private static final class InJvmCluster implements AutoCloseable {
-        final List<CoordinatorNode> nodes = new ArrayList<>();
-        final List<String> endpoints = new ArrayList<>();
-
-        InJvmCluster(int size) throws Exception {
-            Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
-            for (int i = 1; i <= size; i++) {
-                peers.put("n" + i, new InetSocketAddress("127.0.0.1", freePort()));
-            }
-            Path root = Files.createTempDirectory("routing-");
-            String name = "routing-" + System.nanoTime();
-            for (String id : peers.keySet()) {
-                CoordinatorNode n = CoordinatorNode.builder(id).cluster(name).peers(peers)
-                        .dataDir(Files.createDirectories(root.resolve(id))).start();
-                nodes.add(n);
-                endpoints.add("127.0.0.1:" + n.controlPlaneAddress().getPort());
-            }
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (nodes.stream().noneMatch(CoordinatorNode::isLeader)) {
-                if (System.nanoTime() > until) {
-                    throw new IllegalStateException("no leader");
-                }
-                Thread.sleep(20);
-            }
-        }
-
-        @Override
-        public void close() {
-            nodes.forEach(CoordinatorNode::close);
-        }
     }
 }

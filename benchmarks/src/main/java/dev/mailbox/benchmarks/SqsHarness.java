@@ -42,6 +42,7 @@ public final class SqsHarness {
      * @throws Exception if a benchmark fails
      */
     public static void main(String[] args) throws Exception {
+        LibraryLog.toFile("sqs");
         SQSRestServer server = SQSRestServerBuilder.withInterface("127.0.0.1").withDynamicPort().start();
         int port = server.waitUntilStarted().localAddress().getPort();
         try (SqsClient sqs = SqsClient.builder().endpointOverride(URI.create("http://127.0.0.1:" + port))

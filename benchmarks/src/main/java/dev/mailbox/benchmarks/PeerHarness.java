@@ -1,0 +1,474 @@
+package dev.mailbox.benchmarks;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mailbox.api.Codec;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.redis.RedisMailbox;
+import dev.mailbox.testkit.redis.RedisServerProcess;
+import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.Protocol;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * RedisMailbox next to BullMQ, its closest peer on Redis, against one redis-server in one run:
+ *
+ * <pre>
+ * java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.PeerHarness [--quick] [--peer-dir DIR]
+ * </pre>
+ *
+ * It starts its own redis-server (persistence off) and a Node process running BullMQ (the version
+ * pinned in {@code peer/package.json}, installed with {@code npm install} into {@code DIR}, by default
+ * {@code <tmpdir>/mailbox-peer-bullmq}, on first use). Both sides do the same work on the same server,
+ * one leg at a time, the other side idle: every row runs BullMQ and RedisMailbox alternately, first one
+ * then the other, 3 repetitions after a warm-up; the table gives each side's median and the ratio of
+ * medians (above 1: RedisMailbox ahead). Where {@code node} or {@code npm} is missing or BullMQ cannot be
+ * installed, it says so, runs the RedisMailbox side alone and prints no ratios.
+ *
+ * <p>The legs, 20,000 messages each (5,000 with {@code --quick}), bodies of 14 bytes:
+ * <ul>
+ *   <li>produce one at a time: {@code queue.add} / {@code send}, each awaited;</li>
+ *   <li>consume with 1 and with 8 workers, everything queued beforehand: a BullMQ {@code Worker} with that
+ *       concurrency and a no-op processor, jobs removed on completion; N threads that each acknowledge
+ *       the message they hold with their next receive ({@code acknowledgeAndReceive}, one message at a
+ *       time, one round trip per message);</li>
+ *   <li>produce batches of 10: {@code queue.addBulk} / {@code sendBatch};</li>
+ *   <li>send → received: one consumer idle and blocked (BullMQ's worker on its marker key, ours in a
+ *       long-polling receive), one message sent every 2 ms or so, timed from just before the send to
+ *       the processor's start / the receive's return.</li>
+ * </ul>
+ */
+public final class PeerHarness {
+
+    private static final String BODY = "hello, mailbox";
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int REPETITIONS = 3;
+    private static final String BULLMQ = "BullMQ";
+    private static final String OURS = "RedisMailbox";
+
+    private final int messages;
+    private final int latencySamples;
+
+    private PeerHarness(boolean quick) {
+        this.messages = quick ? 5_000 : 20_000;
+        this.latencySamples = quick ? 300 : 2_000;
+    }
+
+    /**
+     * @param args {@code --quick}, {@code --peer-dir DIR}
+     * @throws Exception if a leg fails
+     */
+    public static void main(String[] args) throws Exception {
+        LibraryLog.toFile("peer");
+        List<String> a = Arrays.asList(args);
+        int d = a.indexOf("--peer-dir");
+        Path dir = d >= 0 ? Path.of(a.get(d + 1))
+                : Path.of(System.getProperty("java.io.tmpdir"), "mailbox-peer-bullmq");
+        PeerHarness h = new PeerHarness(a.contains("--quick"));
+        try (RedisServerProcess server = RedisServerProcess.start()) {
+            Peer peer = Peer.start(dir, server.host(), server.port());
+            try {
+                h.run(server, peer);
+            } finally {
+                if (peer != null) {
+                    peer.close();
+                }
+            }
+        }
+    }
+
+    /** One row: what one leg measures, run on either side. */
+    private interface Leg {
+        /** @return the figure: per second for rates, or {p50, p99} in microseconds for latency */
+        double[] run(String side, int n, int repetition) throws Exception;
+    }
+
+    private void run(RedisServerProcess server, Peer peer) throws Exception {
+        GenericObjectPoolConfig<Connection> pool = new GenericObjectPoolConfig<>();
+        pool.setMaxTotal(32);
+        pool.setMaxIdle(32);
+        try (JedisPooled jedis = new JedisPooled(pool, server.host(), server.port())) {
+            String info = new String((byte[]) jedis.sendCommand(Protocol.Command.INFO, "server"), StandardCharsets.UTF_8);
+            String version = info.lines().filter(l -> l.startsWith("redis_version:")).findFirst()
+                    .orElse("redis_version:?").substring("redis_version:".length());
+            System.out.printf(Locale.ROOT, "Peer harness: redis-server %s on %s, %s, JDK %s, %d cores; %,d messages a leg,"
+                            + " %d repetitions after a warm-up, sides alternating%n", version, server.uri(),
+                    peer == null ? "BullMQ skipped" : "BullMQ " + peer.version + " on Node " + peer.nodeVersion,
+                    System.getProperty("java.version"), Runtime.getRuntime().availableProcessors(), messages, REPETITIONS);
+            if (peer == null) {
+                System.out.println("   (no ratios: only the RedisMailbox side runs)");
+            }
+            System.out.println();
+            Ours ours = new Ours(jedis);
+            List<String> sides = peer == null ? List.of(OURS) : List.of(BULLMQ, OURS);
+            String[] labels = {
+                "produce one at a time, msgs/s",
+                "consume, 1 worker, msgs/s",
+                "consume, 8 workers, msgs/s",
+                "produce batches of 10, msgs/s",
+                "send -> received, p50 / p99 us (ratio: BullMQ / ours)",
+            };
+            Leg[] legs = {
+                (side, n, r) -> rate(n, side.equals(OURS) ? ours.produce(n) : peer.seconds("produce", n, Map.of())),
+                (side, n, r) -> rate(n, side.equals(OURS) ? ours.consume(n, 1)
+                        : peer.seconds("consume", n, Map.of("concurrency", 1))),
+                (side, n, r) -> rate(n, side.equals(OURS) ? ours.consume(n, 8)
+                        : peer.seconds("consume", n, Map.of("concurrency", 8))),
+                (side, n, r) -> rate(n, side.equals(OURS) ? ours.produceBatches(n)
+                        : peer.seconds("produceBatches", n, Map.of("batch", 10))),
+                (side, n, r) -> {
+                    int samples = n == messages ? latencySamples : latencySamples / 5;
+                    long[] nanos = side.equals(OURS) ? ours.latency(samples, samples / 5)
+                            : peer.latency(samples, samples / 5);
+                    Arrays.sort(nanos);
+                    return new double[] {percentile(nanos, 50) / 1e3, percentile(nanos, 99) / 1e3};
+                },
+            };
+            for (int row = 0; row < legs.length; row++) {
+                // a short warm-up of both sides: the JIT on ours, V8's on theirs
+                for (String side : sides) {
+                    legs[row].run(side, messages / 4, -1);
+                }
+                Map<String, List<double[]>> results = new java.util.HashMap<>();
+                for (int r = 0; r < REPETITIONS; r++) {
+                    List<String> order = new ArrayList<>(sides);
+                    if (r % 2 == 1) {
+                        Collections.reverse(order);
+                    }
+                    for (String side : order) {
+                        results.computeIfAbsent(side, s -> new ArrayList<>()).add(legs[row].run(side, messages, r));
+                    }
+                }
+                report(labels[row], row == legs.length - 1, results);
+            }
+        }
+    }
+
+    private static double[] rate(int n, double seconds) {
+        return new double[] {n / seconds};
+    }
+
+    private void report(String label, boolean latency, Map<String, List<double[]>> results) {
+        List<double[]> ours = results.get(OURS);
+        List<double[]> theirs = results.get(BULLMQ);
+        System.out.println(label);
+        if (!latency) {
+            double o = median(ours, 0);
+            if (theirs == null) {
+                System.out.printf(Locale.ROOT, "   %-14s %,10.0f   (runs: %s)%n", OURS, o, runs(ours, 0));
+            } else {
+                double t = median(theirs, 0);
+                System.out.printf(Locale.ROOT, "   %-14s %,10.0f   (runs: %s)%n", BULLMQ, t, runs(theirs, 0));
+                System.out.printf(Locale.ROOT, "   %-14s %,10.0f   (runs: %s)%n", OURS, o, runs(ours, 0));
+                System.out.printf(Locale.ROOT, "   %-14s %10.2f%n", "ratio", o / t);
+            }
+        } else {
+            double o50 = median(ours, 0);
+            double o99 = median(ours, 1);
+            if (theirs != null) {
+                double t50 = median(theirs, 0);
+                double t99 = median(theirs, 1);
+                System.out.printf(Locale.ROOT, "   %-14s p50 %7.0f   p99 %7.0f   (runs: p50 %s; p99 %s)%n", BULLMQ, t50, t99,
+                        runs(theirs, 0), runs(theirs, 1));
+                System.out.printf(Locale.ROOT, "   %-14s p50 %7.0f   p99 %7.0f   (runs: p50 %s; p99 %s)%n", OURS, o50, o99,
+                        runs(ours, 0), runs(ours, 1));
+                System.out.printf(Locale.ROOT, "   %-14s p50 %7.2f   p99 %7.2f%n", "ratio", t50 / o50, t99 / o99);
+            } else {
+                System.out.printf(Locale.ROOT, "   %-14s p50 %7.0f   p99 %7.0f   (runs: p50 %s; p99 %s)%n", OURS, o50, o99,
+                        runs(ours, 0), runs(ours, 1));
+            }
+        }
+        System.out.println();
+    }
+
+    private static double median(List<double[]> runs, int i) {
+        double[] v = runs.stream().mapToDouble(r -> r[i]).sorted().toArray();
+        return v[v.length / 2];
+    }
+
+    private static String runs(List<double[]> runs, int i) {
+        StringBuilder b = new StringBuilder();
+        for (double[] r : runs) {
+            b.append(b.length() == 0 ? "" : " / ").append(String.format(Locale.ROOT, "%,.0f", r[i]));
+        }
+        return b.toString();
+    }
+
+    private static long percentile(long[] sorted, double p) {
+        int i = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, i))];
+    }
+
+    /** The RedisMailbox legs; each uses a fresh mailbox and leaves nothing behind. */
+    private static final class Ours {
+        private static final ReceiveOptions ONE = ReceiveOptions.defaults();
+        private static final ReceiveOptions WAIT = ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(10));
+        private static final List<String> TEN = Collections.nCopies(10, BODY);
+
+        private final JedisPooled jedis;
+        private int serial;
+
+        Ours(JedisPooled jedis) {
+            this.jedis = jedis;
+        }
+
+        private RedisMailbox<String> fresh() {
+            return RedisMailbox.builder("peer-" + ++serial, Codec.utf8()).client(jedis).build();
+        }
+
+        double produce(int n) {
+            try (RedisMailbox<String> m = fresh()) {
+                long start = System.nanoTime();
+                for (int i = 0; i < n; i++) {
+                    m.send(BODY);
+                }
+                double seconds = (System.nanoTime() - start) / 1e9;
+                m.purge();
+                return seconds;
+            }
+        }
+
+        double produceBatches(int n) {
+            try (RedisMailbox<String> m = fresh()) {
+                long start = System.nanoTime();
+                for (int i = 0; i < n; i += 10) {
+                    m.sendBatch(TEN);
+                }
+                double seconds = (System.nanoTime() - start) / 1e9;
+                m.purge();
+                return seconds;
+            }
+        }
+
+        double consume(int n, int workers) throws InterruptedException {
+            try (RedisMailbox<String> m = fresh()) {
+                for (int i = 0; i < n; i += 10) {
+                    m.sendBatch(TEN);
+                }
+                LongAdder consumed = new LongAdder();
+                LongAdder stale = new LongAdder();
+                List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+                List<Thread> threads = new ArrayList<>();
+                for (int w = 0; w < workers; w++) {
+                    threads.add(new Thread(() -> {
+                        try {
+                            List<Message<String>> held = List.of();
+                            while (true) {
+                                // settle the message held with the next receive: one round trip each
+                                List<Message<String>> got = m.acknowledgeAndReceive(held, ONE, s -> stale.increment());
+                                if (got.isEmpty()) {
+                                    return;
+                                }
+                                consumed.add(got.size());
+                                held = got;
+                            }
+                        } catch (Throwable e) {
+                            failures.add(e);
+                        }
+                    }, "peer-consumer-" + w));
+                }
+                long start = System.nanoTime();
+                threads.forEach(Thread::start);
+                for (Thread t : threads) {
+                    t.join();
+                }
+                double seconds = (System.nanoTime() - start) / 1e9;
+                if (!failures.isEmpty()) {
+                    throw new IllegalStateException("a consumer failed", failures.get(0));
+                }
+                if (consumed.sum() != n || stale.sum() != 0 || m.approximateCount() != 0) {
+                    throw new IllegalStateException("consumed " + consumed.sum() + " of " + n + ", " + stale.sum()
+                            + " stale, " + m.approximateCount() + " left");
+                }
+                return seconds;
+            }
+        }
+
+        long[] latency(int samples, int warmup) throws InterruptedException {
+            try (RedisMailbox<String> m = fresh()) {
+                LinkedBlockingQueue<Long> results = new LinkedBlockingQueue<>();
+                Thread consumer = new Thread(() -> {
+                    List<Message<String>> held = List.of();
+                    for (int i = 0; i < warmup + samples; i++) {
+                        List<Message<String>> got = m.acknowledgeAndReceive(held, WAIT, s -> { });
+                        results.add(System.nanoTime() - Long.parseLong(got.get(0).body()));
+                        held = got;
+                    }
+                    m.acknowledgeBatch(held);
+                }, "peer-latency-consumer");
+                consumer.start();
+                long[] out = new long[samples];
+                for (int i = 0; i < warmup + samples; i++) {
+                    // the same 2 ms pause as the BullMQ side, then make sure the consumer is parked
+                    Thread.sleep(2);
+                    while (!blocked(consumer)) {
+                        Thread.sleep(1);
+                    }
+                    m.send(Long.toString(System.nanoTime()));
+                    long nanos = results.take();
+                    if (i >= warmup) {
+                        out[i - warmup] = nanos;
+                    }
+                }
+                consumer.join();
+                return out;
+            }
+        }
+
+        /** A receive is blocked once its thread sleeps in the mailbox's wake hub, waiting for a notice. */
+        private static boolean blocked(Thread t) {
+            if (t.getState() != Thread.State.TIMED_WAITING) {
+                return false;
+            }
+            for (StackTraceElement f : t.getStackTrace()) {
+                if (f.getClassName().endsWith(".WakeHub") && f.getMethodName().equals("await")) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    /** The Node process running BullMQ: one JSON command a line in, one JSON answer a line out. */
+    private static final class Peer implements AutoCloseable {
+        private static final String[] FILES = {"package.json", "bullmq-peer.mjs"};
+
+        private final Process process;
+        private final Writer in;
+        private final BufferedReader out;
+        private final String nodeVersion;
+        private String version = "?";
+        private int serial;
+
+        private Peer(Process process, String nodeVersion) {
+            this.process = process;
+            this.in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+            this.out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+            this.nodeVersion = nodeVersion;
+        }
+
+        /** @return the running peer, or null (having said why) where BullMQ cannot run here */
+        static Peer start(Path dir, String host, int port) throws IOException, InterruptedException {
+            String node = output(List.of("node", "--version"), null);
+            if (node == null) {
+                System.out.println("BullMQ leg skipped: no 'node' on the PATH");
+                return null;
+            }
+            Files.createDirectories(dir);
+            for (String file : FILES) {
+                try (InputStream resource = PeerHarness.class.getResourceAsStream("peer/" + file)) {
+                    Files.copy(resource, dir.resolve(file), StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+            // quick when node_modules already matches package.json
+            List<String> install = List.of("npm", "install", "--no-audit", "--no-fund", "--loglevel=error");
+            if (output(install, dir) == null || !Files.exists(dir.resolve("node_modules/bullmq/package.json"))) {
+                System.out.println("BullMQ leg skipped: 'npm install' of bullmq in " + dir + " failed (see above)");
+                return null;
+            }
+            Process p = new ProcessBuilder("node", "bullmq-peer.mjs", host, Integer.toString(port)).directory(dir.toFile())
+                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            Peer peer = new Peer(p, node.trim());
+            peer.version = peer.read().get("bullmq").asText();
+            return peer;
+        }
+
+        /** Runs a command; returns its stdout, or null (after printing why) if it cannot run or fails. */
+        private static String output(List<String> command, Path dir) throws InterruptedException {
+            try {
+                Process p = new ProcessBuilder(command).directory(dir == null ? null : dir.toFile())
+                        .redirectErrorStream(true).start();
+                String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                if (!p.waitFor(5, TimeUnit.MINUTES) || p.exitValue() != 0) {
+                    System.out.print(text);
+                    return null;
+                }
+                return text;
+            } catch (IOException e) {
+                System.out.println(String.join(" ", command) + ": " + e.getMessage());
+                return null;
+            }
+        }
+
+        double seconds(String op, int n, Map<String, Object> extra) throws IOException {
+            Map<String, Object> command = new java.util.HashMap<>(extra);
+            command.put("op", op);
+            command.put("n", n);
+            return call(command).get("seconds").asDouble();
+        }
+
+        long[] latency(int samples, int warmup) throws IOException {
+            JsonNode nanos = call(Map.of("op", "latency", "samples", samples, "warmup", warmup)).get("nanos");
+            long[] out = new long[nanos.size()];
+            for (int i = 0; i < out.length; i++) {
+                out[i] = nanos.get(i).asLong();
+            }
+            return out;
+        }
+
+        private JsonNode call(Map<String, Object> command) throws IOException {
+            Map<String, Object> c = new java.util.HashMap<>(command);
+            c.put("queue", "peer-" + ++serial);
+            in.write(JSON.writeValueAsString(c) + "\n");
+            in.flush();
+            return read();
+        }
+
+        private JsonNode read() throws IOException {
+            String line = out.readLine();
+            if (line == null) {
+                throw new IOException("the BullMQ peer exited (exit code " + exitCode() + ")");
+            }
+            JsonNode reply = JSON.readTree(line);
+            if (!reply.get("ok").asBoolean()) {
+                throw new IOException("the BullMQ peer failed: " + reply.get("error").asText());
+            }
+            return reply;
+        }
+
+        private String exitCode() {
+            try {
+                return process.waitFor(5, TimeUnit.SECONDS) ? Integer.toString(process.exitValue()) : "still running";
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return "?";
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            in.close();
+            try {
+                if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                    process.destroy();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                process.destroy();
+            }
+        }
+    }
+}
