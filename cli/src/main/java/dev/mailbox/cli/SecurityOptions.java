@@ -39,6 +39,12 @@ final class SecurityOptions {
 
     /** The same, from values that may come from a config file. */
     static ClientSecurity clientSecurity(Path ca, Path cert, Path key, String token, Path tokenFile) {
+        // an empty environment variable (MAILBOXCTL_TLS_CA= ...) means "not set", as in a shell
+        ca = unlessEmpty(ca);
+        cert = unlessEmpty(cert);
+        key = unlessEmpty(key);
+        tokenFile = unlessEmpty(tokenFile);
+        token = token == null || token.isEmpty() ? null : token;
         ClientSecurity security = ClientSecurity.none();
         if (ca != null || cert != null) {
             TlsFiles.Builder tls = TlsFiles.builder();
@@ -62,5 +68,9 @@ final class SecurityOptions {
             security = security.withTokenFile(tokenFile);
         }
         return security;
+    }
+
+    private static Path unlessEmpty(Path p) {
+        return p == null || p.toString().isEmpty() ? null : p;
     }
 }
