@@ -1,7 +1,11 @@
 package dev.mailbox.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.mailbox.coordination.TlsFiles;
+import dev.mailbox.coordination.internal.Tls;
+import dev.mailbox.testkit.tls.TestCertificates;
 import io.micrometer.core.instrument.Counter;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -51,6 +55,32 @@ class MetricsEndpointTest {
             assertThat(post.statusCode()).isEqualTo(405);
             assertThat(post.headers().firstValue("Allow")).hasValue("GET, HEAD");
         }
+    }
+
+    @Test
+    @DisplayName("with the server's TLS files the endpoint serves HTTPS: a client trusting the CA scrapes it, plain HTTP gets nothing")
+    void https(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        TestCertificates ca = TestCertificates.create(dir, "ca");
+        TestCertificates.Issued cert = ca.issue("metrics");
+        TlsFiles server = TlsFiles.builder().keyPair(cert.certificate(), cert.key()).trusted(ca.caCertificate()).build();
+        try (MetricsEndpoint e = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), Tls.sslContext(server))) {
+            Counter.builder("cli.test.secure").register(e.registry()).increment();
+            HttpClient trusting = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5))
+                    .sslContext(trusting(TlsFiles.builder().trusted(ca.caCertificate()).build())).build();
+            HttpResponse<String> get = trusting.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:"
+                    + e.address().getPort() + "/metrics")).timeout(Duration.ofSeconds(10)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(get.statusCode()).isEqualTo(200);
+            assertThat(get.body()).contains("cli_test_secure_total 1.0");
+            assertThatThrownBy(() -> send(e, "GET", "/metrics")).as("plain HTTP to the HTTPS port")
+                    .isInstanceOf(java.io.IOException.class);
+        }
+    }
+
+    private static javax.net.ssl.SSLContext trusting(TlsFiles ca) throws Exception {
+        javax.net.ssl.SSLContext context = javax.net.ssl.SSLContext.getInstance("TLS");
+        context.init(null, new javax.net.ssl.TrustManager[] {Tls.trustManager(ca)}, null);
+        return context;
     }
 
     @Test
