@@ -67,7 +67,8 @@ public final class MainLoopHarness {
     /**
      * One paired round on Redis, for the peer harness: the raw exchange, then MainLoop.
      *
-     * @return calls per second of {raw exchange, MainLoop + client}
+     * @return calls per second of {raw exchange, MainLoop + client}, then scripts run on Redis per call by each
+     *         (counting the round's set-up and tear-down too)
      */
     double[] redisPair(JedisPooled jedis, int handlers, List<long[]> rawLatencies, List<long[]> loopLatencies)
             throws Exception {
@@ -77,7 +78,14 @@ public final class MainLoopHarness {
                 return RedisMailbox.builder(name, codec).client(jedis).build();
             }
         };
-        return new double[] {raw(opener, handlers, rawLatencies), mainLoop(opener, handlers, loopLatencies)};
+        jedis.sendCommand(redis.clients.jedis.Protocol.Command.CONFIG, "RESETSTAT");
+        double raw = raw(opener, handlers, rawLatencies);
+        double rawCommands = Rounds.serverStats(jedis)[2];
+        jedis.sendCommand(redis.clients.jedis.Protocol.Command.CONFIG, "RESETSTAT");
+        double loop = mainLoop(opener, handlers, loopLatencies);
+        double loopCommands = Rounds.serverStats(jedis)[2];
+        double seconds = round.toNanos() / 1e9;
+        return new double[] {raw, loop, rawCommands / (raw * seconds), loopCommands / (loop * seconds)};
     }
 
     /**

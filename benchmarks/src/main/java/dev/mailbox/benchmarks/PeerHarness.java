@@ -37,7 +37,7 @@ import java.util.concurrent.atomic.LongAdder;
  * RedisMailbox next to BullMQ, its closest peer on Redis, against one redis-server in one run:
  *
  * <pre>
- * java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.PeerHarness [--quick] [--peer-dir DIR] [--pin CPU]
+ * java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.PeerHarness [--quick] [--peer-dir DIR] [--pin CPU] [--baselines-only]
  * </pre>
  *
  * It starts its own redis-server (persistence off) and a Node process running BullMQ (the version
@@ -89,7 +89,8 @@ public final class PeerHarness {
     }
 
     /**
-     * @param args {@code --quick}, {@code --peer-dir DIR}
+     * @param args {@code --quick}, {@code --peer-dir DIR}, {@code --pin CPU}, {@code --baselines-only} (only the
+     *             rows against plain Jedis and the hand-written exchange)
      * @throws Exception if a leg fails
      */
     public static void main(String[] args) throws Exception {
@@ -116,7 +117,9 @@ public final class PeerHarness {
                     }
                     System.out.println("pinned: redis-server, this JVM and the BullMQ peer on CPU " + pin);
                 }
-                h.run(server, peer);
+                if (!a.contains("--baselines-only")) {
+                    h.run(server, peer);
+                }
                 h.baselines(server);
             } finally {
                 if (peer != null) {
@@ -159,19 +162,24 @@ public final class PeerHarness {
             m.purge();
             System.out.println();
 
-            System.out.printf(Locale.ROOT, "MainLoop + MainLoopClient against the exchange written by hand"
-                    + " (acknowledgeAndReceive on both sides), median of %d paired rounds of %d ms%n", rounds,
-                    round.toMillis());
-            MainLoopHarness loops = new MainLoopHarness(round, rounds, true);
-            for (int handlers : new int[] {1, 4}) {
-                List<long[]> raw = new ArrayList<>();
-                List<long[]> loop = new ArrayList<>();
-                double[] pair = Rounds.medianPair(rounds, () -> loops.redisPair(jedis, handlers, raw, loop));
-                String what = handlers + " handler(s), " + handlers + " caller(s)";
-                Rounds.row("raw exchange, " + what, pair[0], "calls/s", 1.0);
-                Rounds.row("MainLoop, " + what, pair[1], "calls/s", pair[1] / pair[0]);
+            for (boolean combined : new boolean[] {true, false}) {
+                System.out.printf(Locale.ROOT, "MainLoop + MainLoopClient against the exchange written by hand (%s),"
+                        + " median of %d paired rounds of %d ms%n", combined
+                        ? "acknowledgeAndReceive on both sides" : "receive, then acknowledge, as in issue 5",
+                        rounds, round.toMillis());
+                MainLoopHarness loops = new MainLoopHarness(round, rounds, combined);
+                for (int handlers : new int[] {1, 4}) {
+                    List<long[]> raw = new ArrayList<>();
+                    List<long[]> loop = new ArrayList<>();
+                    double[] pair = Rounds.medianPair(rounds, () -> loops.redisPair(jedis, handlers, raw, loop));
+                    String what = handlers + " handler(s), " + handlers + " caller(s)";
+                    Rounds.row("raw exchange, " + what, pair[0], "calls/s", 1.0);
+                    Rounds.row("MainLoop, " + what, pair[1], "calls/s", pair[1] / pair[0]);
+                    System.out.printf(Locale.ROOT, "   %-64s %.1f (raw), %.1f (MainLoop)%n",
+                            "scripts run on Redis per call, that round", pair[2], pair[3]);
+                }
+                System.out.println();
             }
-            System.out.println();
         }
     }
 
@@ -248,16 +256,7 @@ public final class PeerHarness {
 
     /** The time redis-server spent in commands since the last CONFIG RESETSTAT, in microseconds. */
     private static double serverMicros(JedisPooled jedis) {
-        String stats = new String((byte[]) jedis.sendCommand(Protocol.Command.INFO, "commandstats"), StandardCharsets.UTF_8);
-        double total = 0;
-        for (String line : stats.split("\r?\n")) {
-            int at = line.indexOf(",usec=");
-            if (line.startsWith("cmdstat_") && at >= 0) {
-                int end = line.indexOf(',', at + 1);
-                total += Double.parseDouble(line.substring(at + ",usec=".length(), end));
-            }
-        }
-        return total;
+        return Rounds.serverStats(jedis)[1];
     }
 
     private static double[] rate(int n, double seconds) {
