@@ -69,7 +69,7 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>{@code --pin CPU} puts the redis-server, this JVM and the Node process on one CPU with
  * {@code taskset}. Unpinned, a round trip costs ~10 µs when client and server share a core and
- * 100–400 µs when they do not (see {@link SendSwing}), and the scheduler moves them mid-run, which is
+ * 0.1 ms to several ms when they do not (see {@link SendSwing}), and the scheduler moves them mid-run, which is
  * what makes single-client rates swing 2× from one leg to the next.
  */
 public final class PeerHarness {
