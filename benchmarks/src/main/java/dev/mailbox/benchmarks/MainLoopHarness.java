@@ -47,10 +47,45 @@ public final class MainLoopHarness {
 
     private final Duration round;
     private final int rounds;
+    /** Whether the raw exchange acknowledges with its next receive (acknowledgeAndReceive). */
+    private final boolean combined;
 
     private MainLoopHarness(boolean quick) {
-        this.round = quick ? Duration.ofMillis(700) : Duration.ofSeconds(3);
-        this.rounds = quick ? 3 : 5;
+        this(quick ? Duration.ofMillis(700) : Duration.ofSeconds(3), quick ? 3 : 5, false);
+    }
+
+    /**
+     * @param combined whether the raw exchange's workers and callers acknowledge with their next receive
+     *                 ({@code acknowledgeAndReceive}, one round trip on Redis) rather than on their own
+     */
+    MainLoopHarness(Duration round, int rounds, boolean combined) {
+        this.round = round;
+        this.rounds = rounds;
+        this.combined = combined;
+    }
+
+    /**
+     * One paired round on Redis, for the peer harness: the raw exchange, then MainLoop.
+     *
+     * @return calls per second of {raw exchange, MainLoop + client}, then scripts run on Redis per call by each
+     *         (counting the round's set-up and tear-down too)
+     */
+    double[] redisPair(JedisPooled jedis, int handlers, List<long[]> rawLatencies, List<long[]> loopLatencies)
+            throws Exception {
+        Opener opener = new Opener() {
+            @Override
+            public <T> Mailbox<T> open(String name, Codec<T> codec) {
+                return RedisMailbox.builder(name, codec).client(jedis).build();
+            }
+        };
+        jedis.sendCommand(redis.clients.jedis.Protocol.Command.CONFIG, "RESETSTAT");
+        double raw = raw(opener, handlers, rawLatencies);
+        double rawCommands = Rounds.serverStats(jedis)[2];
+        jedis.sendCommand(redis.clients.jedis.Protocol.Command.CONFIG, "RESETSTAT");
+        double loop = mainLoop(opener, handlers, loopLatencies);
+        double loopCommands = Rounds.serverStats(jedis)[2];
+        double seconds = round.toNanos() / 1e9;
+        return new double[] {raw, loop, rawCommands / (raw * seconds), loopCommands / (loop * seconds)};
     }
 
     /**
@@ -118,13 +153,23 @@ public final class MainLoopHarness {
             Thread t = new Thread(() -> {
                 Map<String, Mailbox<MainLoopResult<String>>> replies = new ConcurrentHashMap<>();
                 ReceiveOptions options = ReceiveOptions.defaults().withWaitTime(Duration.ofMillis(100));
+                List<Message<MainLoopRequest<String>>> answered = List.of();
                 while (running.get()) {
-                    for (Message<MainLoopRequest<String>> m : requests.receive(options)) {
+                    List<Message<MainLoopRequest<String>>> got = combined
+                            ? requests.acknowledgeAndReceive(answered, options, MainLoopHarness::stale)
+                            : requests.receive(options);
+                    for (Message<MainLoopRequest<String>> m : got) {
                         MainLoopRequest<String> r = m.body();
                         replies.computeIfAbsent(r.replyTo(), name -> track(opened, opener.open(name, RESULTS)))
                                 .send(MainLoopResult.success(r.requestId(), r.body(), Instant.now()));
-                        m.acknowledge();
+                        if (!combined) {
+                            m.acknowledge();
+                        }
                     }
+                    answered = got;
+                }
+                if (combined && !answered.isEmpty()) {
+                    requests.acknowledgeBatch(answered);
                 }
             });
             t.start();
@@ -133,14 +178,21 @@ public final class MainLoopHarness {
         double rate = callers(handlers, latencies, (caller, stop) -> {
             Mailbox<MainLoopResult<String>> mine = track(opened, opener.open("raw-" + id + "-reply-" + caller, RESULTS));
             ReceiveOptions wait = ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(10));
+            List<List<Message<MainLoopResult<String>>>> last = new ArrayList<>(List.of(List.of()));
             return () -> {
                 MainLoopRequest<String> r = MainLoopRequest.of("ping").withReplyTo(mine.name());
                 requests.send(r);
-                List<Message<MainLoopResult<String>>> got = mine.receive(wait);
+                // combined: the previous reply is acknowledged with this receive (a caller's last one stays)
+                List<Message<MainLoopResult<String>>> got = combined
+                        ? mine.acknowledgeAndReceive(last.get(0), wait, MainLoopHarness::stale) : mine.receive(wait);
                 if (got.size() != 1 || !got.get(0).body().requestId().equals(r.requestId())) {
                     throw new IllegalStateException("raw exchange lost its reply");
                 }
-                got.get(0).acknowledge();
+                if (combined) {
+                    last.set(0, got);
+                } else {
+                    got.get(0).acknowledge();
+                }
             };
         });
         running.set(false);
@@ -149,6 +201,10 @@ public final class MainLoopHarness {
         }
         opened.forEach(Mailbox::close);
         return rate;
+    }
+
+    private static void stale(Message<?> m) {
+        throw new IllegalStateException("a handle went stale in the raw exchange: " + m.id());
     }
 
     private static <T> Mailbox<T> track(List<Mailbox<?>> opened, Mailbox<T> m) {

@@ -37,7 +37,7 @@ import java.util.concurrent.atomic.LongAdder;
  * RedisMailbox next to BullMQ, its closest peer on Redis, against one redis-server in one run:
  *
  * <pre>
- * java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.PeerHarness [--quick] [--peer-dir DIR]
+ * java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.PeerHarness [--quick] [--peer-dir DIR] [--pin CPU] [--baselines-only]
  * </pre>
  *
  * It starts its own redis-server (persistence off) and a Node process running BullMQ (the version
@@ -45,7 +45,9 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code <tmpdir>/mailbox-peer-bullmq}, on first use). Both sides do the same work on the same server,
  * one leg at a time, the other side idle: every row runs BullMQ and RedisMailbox alternately, first one
  * then the other, 3 repetitions after a warm-up; the table gives each side's median and the ratio of
- * medians (above 1: RedisMailbox ahead). Where {@code node} or {@code npm} is missing or BullMQ cannot be
+ * medians (above 1: RedisMailbox ahead), and for the rates the time redis-server spent in commands per
+ * message ({@code INFO commandstats}, reset before each leg; it includes the untimed filling of the
+ * consume legs). Where {@code node} or {@code npm} is missing or BullMQ cannot be
  * installed, it says so, runs the RedisMailbox side alone and prints no ratios.
  *
  * <p>The legs, 20,000 messages each (5,000 with {@code --quick}), bodies of 14 bytes:
@@ -60,6 +62,15 @@ import java.util.concurrent.atomic.LongAdder;
  *       long-polling receive), one message sent every 2 ms or so, timed from just before the send to
  *       the processor's start / the receive's return.</li>
  * </ul>
+ * Then, on the same server, two rows against our own baselines (no BullMQ): RedisMailbox's cycle
+ * against plain Jedis making the same round trips (3 a cycle, and 2 with {@code acknowledgeAndReceive}
+ * against a pipelined DEL + RPOP), and MainLoop against the exchange written by hand (see
+ * {@link MainLoopHarness}), with 1 and 4 handlers.
+ *
+ * <p>{@code --pin CPU} puts the redis-server, this JVM and the Node process on one CPU with
+ * {@code taskset}. Unpinned, a round trip costs ~10 µs when client and server share a core and
+ * 0.1 ms to several ms when they do not (see {@link SendSwing}), and the scheduler moves them mid-run, which is
+ * what makes single-client rates swing 2× from one leg to the next.
  */
 public final class PeerHarness {
 
@@ -78,7 +89,8 @@ public final class PeerHarness {
     }
 
     /**
-     * @param args {@code --quick}, {@code --peer-dir DIR}
+     * @param args {@code --quick}, {@code --peer-dir DIR}, {@code --pin CPU}, {@code --baselines-only} (only the
+     *             rows against plain Jedis and the hand-written exchange)
      * @throws Exception if a leg fails
      */
     public static void main(String[] args) throws Exception {
@@ -88,14 +100,85 @@ public final class PeerHarness {
         Path dir = d >= 0 ? Path.of(a.get(d + 1))
                 : Path.of(System.getProperty("java.io.tmpdir"), "mailbox-peer-bullmq");
         PeerHarness h = new PeerHarness(a.contains("--quick"));
+        int p = a.indexOf("--pin");
+        String pin = p >= 0 ? a.get(p + 1) : null;
+        if (pin != null && !pin.matches("[0-9]+")) {
+            throw new IllegalArgumentException("--pin takes one CPU number, was " + pin);
+        }
         try (RedisServerProcess server = RedisServerProcess.start()) {
             Peer peer = Peer.start(dir, server.host(), server.port());
             try {
-                h.run(server, peer);
+                if (pin != null) {
+                    // one CPU for the server and both clients: every round trip stays on one core
+                    taskset(server.pid(), pin);
+                    taskset(ProcessHandle.current().pid(), pin);
+                    if (peer != null) {
+                        taskset(peer.process.pid(), pin);
+                    }
+                    System.out.println("pinned: redis-server, this JVM and the BullMQ peer on CPU " + pin);
+                }
+                if (!a.contains("--baselines-only")) {
+                    h.run(server, peer);
+                }
+                h.baselines(server);
             } finally {
                 if (peer != null) {
                     peer.close();
                 }
+            }
+        }
+    }
+
+    private static void taskset(long pid, String cpu) throws IOException, InterruptedException {
+        Process t = new ProcessBuilder("taskset", "-a", "-p", "-c", cpu, Long.toString(pid)).redirectErrorStream(true)
+                .start();
+        String out = new String(t.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (t.waitFor() != 0) {
+            throw new IllegalStateException("taskset failed for pid " + pid + ": " + out);
+        }
+    }
+
+    /**
+     * The rows against our own baselines, on the same server after the peer rows: RedisMailbox against
+     * plain Jedis with the same round trips (blocks of 50 cycles alternating inside each round), and
+     * MainLoop against the same request/response exchange written by hand on the mailboxes.
+     */
+    private void baselines(RedisServerProcess server) throws Exception {
+        Duration round = messages == 20_000 ? Duration.ofSeconds(2) : Duration.ofMillis(500);
+        int rounds = messages == 20_000 ? 5 : 3;
+        GenericObjectPoolConfig<Connection> pool = new GenericObjectPoolConfig<>();
+        pool.setMaxTotal(64);
+        pool.setMaxIdle(64);
+        try (JedisPooled jedis = new JedisPooled(pool, server.host(), server.port());
+             RedisMailbox<String> m = RedisMailbox.builder("peer-cycle", Codec.utf8()).client(jedis).build()) {
+            System.out.printf(Locale.ROOT, "RedisMailbox against plain Jedis, one thread, median of %d rounds of %d ms,"
+                    + " blocks of 50 cycles alternating%n", rounds, round.toMillis());
+            double[] three = Rounds.medianPair(rounds, () -> RedisHarness.cycleRound(jedis, m, round));
+            Rounds.row("plain Jedis LPUSH + RPOP + DEL", three[0], "cycles/s", 1.0);
+            Rounds.row("send + receive + acknowledge (3 round trips)", three[1], "cycles/s", three[1] / three[0]);
+            double[] two = Rounds.medianPair(rounds, () -> RedisHarness.combinedCycleRound(jedis, m, round));
+            Rounds.row("plain Jedis LPUSH + pipelined (DEL, RPOP)", two[0], "cycles/s", 1.0);
+            Rounds.row("send + acknowledgeAndReceive (2 round trips)", two[1], "cycles/s", two[1] / two[0]);
+            m.purge();
+            System.out.println();
+
+            for (boolean combined : new boolean[] {true, false}) {
+                System.out.printf(Locale.ROOT, "MainLoop + MainLoopClient against the exchange written by hand (%s),"
+                        + " median of %d paired rounds of %d ms%n", combined
+                        ? "acknowledgeAndReceive on both sides" : "receive, then acknowledge, as in issue 5",
+                        rounds, round.toMillis());
+                MainLoopHarness loops = new MainLoopHarness(round, rounds, combined);
+                for (int handlers : new int[] {1, 4}) {
+                    List<long[]> raw = new ArrayList<>();
+                    List<long[]> loop = new ArrayList<>();
+                    double[] pair = Rounds.medianPair(rounds, () -> loops.redisPair(jedis, handlers, raw, loop));
+                    String what = handlers + " handler(s), " + handlers + " caller(s)";
+                    Rounds.row("raw exchange, " + what, pair[0], "calls/s", 1.0);
+                    Rounds.row("MainLoop, " + what, pair[1], "calls/s", pair[1] / pair[0]);
+                    System.out.printf(Locale.ROOT, "   %-64s %.1f (raw), %.1f (MainLoop)%n",
+                            "scripts run on Redis per call, that round", pair[2], pair[3]);
+                }
+                System.out.println();
             }
         }
     }
@@ -159,12 +242,21 @@ public final class PeerHarness {
                         Collections.reverse(order);
                     }
                     for (String side : order) {
-                        results.computeIfAbsent(side, s -> new ArrayList<>()).add(legs[row].run(side, messages, r));
+                        jedis.sendCommand(Protocol.Command.CONFIG, "RESETSTAT");
+                        double[] figure = legs[row].run(side, messages, r);
+                        double[] withServer = Arrays.copyOf(figure, figure.length + 1);
+                        withServer[figure.length] = serverMicros(jedis) / messages;
+                        results.computeIfAbsent(side, s -> new ArrayList<>()).add(withServer);
                     }
                 }
                 report(labels[row], row == legs.length - 1, results);
             }
         }
+    }
+
+    /** The time redis-server spent in commands since the last CONFIG RESETSTAT, in microseconds. */
+    private static double serverMicros(JedisPooled jedis) {
+        return Rounds.serverStats(jedis)[1];
     }
 
     private static double[] rate(int n, double seconds) {
@@ -177,12 +269,13 @@ public final class PeerHarness {
         System.out.println(label);
         if (!latency) {
             double o = median(ours, 0);
+            String format = "   %-14s %,10.0f   (runs: %s; redis-server busy %.1f us/msg)%n";
             if (theirs == null) {
-                System.out.printf(Locale.ROOT, "   %-14s %,10.0f   (runs: %s)%n", OURS, o, runs(ours, 0));
+                System.out.printf(Locale.ROOT, format, OURS, o, runs(ours, 0), median(ours, 1));
             } else {
                 double t = median(theirs, 0);
-                System.out.printf(Locale.ROOT, "   %-14s %,10.0f   (runs: %s)%n", BULLMQ, t, runs(theirs, 0));
-                System.out.printf(Locale.ROOT, "   %-14s %,10.0f   (runs: %s)%n", OURS, o, runs(ours, 0));
+                System.out.printf(Locale.ROOT, format, BULLMQ, t, runs(theirs, 0), median(theirs, 1));
+                System.out.printf(Locale.ROOT, format, OURS, o, runs(ours, 0), median(ours, 1));
                 System.out.printf(Locale.ROOT, "   %-14s %10.2f%n", "ratio", o / t);
             }
         } else {
@@ -374,7 +467,8 @@ public final class PeerHarness {
         static Peer start(Path dir, String host, int port) throws IOException, InterruptedException {
             String node = output(List.of("node", "--version"), null);
             if (node == null) {
-                System.out.println("BullMQ leg skipped: no 'node' on the PATH");
+                System.out.println("BullMQ leg skipped: no 'node' on the PATH (on Debian or Ubuntu: apt-get install"
+                        + " nodejs npm; elsewhere Node.js 18 or later from https://nodejs.org, npm included)");
                 return null;
             }
             Files.createDirectories(dir);
@@ -383,10 +477,16 @@ public final class PeerHarness {
                     Files.copy(resource, dir.resolve(file), StandardCopyOption.REPLACE_EXISTING);
                 }
             }
+            if (output(List.of("npm", "--version"), null) == null) {
+                System.out.println("BullMQ leg skipped: no 'npm' on the PATH (on Debian or Ubuntu: apt-get install npm)");
+                return null;
+            }
             // quick when node_modules already matches package.json
             List<String> install = List.of("npm", "install", "--no-audit", "--no-fund", "--loglevel=error");
             if (output(install, dir) == null || !Files.exists(dir.resolve("node_modules/bullmq/package.json"))) {
-                System.out.println("BullMQ leg skipped: 'npm install' of bullmq in " + dir + " failed (see above)");
+                System.out.println("BullMQ leg skipped: 'npm install' of bullmq in " + dir + " failed (see above);"
+                        + " it needs the npm registry, or a proxy set with npm config set proxy, or a DIR"
+                        + " (--peer-dir) where bullmq is installed already");
                 return null;
             }
             Process p = new ProcessBuilder("node", "bullmq-peer.mjs", host, Integer.toString(port)).directory(dir.toFile())

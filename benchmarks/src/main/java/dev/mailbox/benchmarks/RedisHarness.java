@@ -94,14 +94,18 @@ public final class RedisHarness {
         }
     }
 
+    private double[] interleavedRound(JedisPooled jedis, RedisMailbox<String> m) {
+        return cycleRound(jedis, m, round);
+    }
+
     /**
      * Round trips on this 2-core machine are bimodal (~30 us when both sides stay on a busy core,
      * ~100 us after a core idles), and the mode drifts over seconds; alternating short blocks of
-     * baseline and mailbox gives both the same conditions.
+     * baseline and mailbox gives both the same conditions. Three round trips a cycle on each side.
      *
      * @return cycles per second of {plain Jedis, mailbox}
      */
-    private double[] interleavedRound(JedisPooled jedis, RedisMailbox<String> m) {
+    static double[] cycleRound(JedisPooled jedis, RedisMailbox<String> m, Duration round) {
         ReceiveOptions one = ReceiveOptions.defaults();
         long plainNanos = 0;
         long mailboxNanos = 0;
@@ -123,6 +127,48 @@ public final class RedisHarness {
             plainNanos += t1 - t0;
             mailboxNanos += t2 - t1;
             cycles += 50;
+        }
+        return new double[] {cycles / (plainNanos / 1e9), cycles / (mailboxNanos / 1e9)};
+    }
+
+    /**
+     * Like {@link #cycleRound} with two round trips a cycle on each side: the mailbox sends, then
+     * acknowledges the message it received last time with this receive ({@code acknowledgeAndReceive});
+     * plain Jedis does LPUSH, then DEL and RPOP pipelined in one round trip.
+     *
+     * @return cycles per second of {plain Jedis, mailbox}
+     */
+    static double[] combinedCycleRound(JedisPooled jedis, RedisMailbox<String> m, Duration round) {
+        ReceiveOptions one = ReceiveOptions.defaults();
+        long plainNanos = 0;
+        long mailboxNanos = 0;
+        long cycles = 0;
+        List<Message<String>> held = List.of();
+        long end = System.nanoTime() + round.toNanos();
+        while (System.nanoTime() < end) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < 50; i++) {
+                jedis.lpush("bench:plain", BODY);
+                try (var p = jedis.pipelined()) {
+                    p.del("bench:plain:gone");
+                    p.rpop("bench:plain");
+                    p.sync();
+                }
+            }
+            long t1 = System.nanoTime();
+            for (int i = 0; i < 50; i++) {
+                m.send(BODY);
+                held = m.acknowledgeAndReceive(held, one, s -> {
+                    throw new IllegalStateException("stale handle in the cycle: " + s.id());
+                });
+            }
+            long t2 = System.nanoTime();
+            plainNanos += t1 - t0;
+            mailboxNanos += t2 - t1;
+            cycles += 50;
+        }
+        if (!held.isEmpty()) {
+            m.acknowledgeBatch(held);
         }
         return new double[] {cycles / (plainNanos / 1e9), cycles / (mailboxNanos / 1e9)};
     }

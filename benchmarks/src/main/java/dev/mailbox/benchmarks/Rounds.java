@@ -117,6 +117,36 @@ final class Rounds {
         verdict(verdictLabel, pair[1] / pair[0], target);
     }
 
+    /**
+     * What redis-server did since the last {@code CONFIG RESETSTAT}, from {@code INFO commandstats}.
+     *
+     * @return {commands run (each script's own calls included), microseconds spent in them, scripts run
+     *         (EVAL and EVALSHA)}
+     */
+    static double[] serverStats(redis.clients.jedis.UnifiedJedis jedis) {
+        String stats = new String((byte[]) jedis.sendCommand(redis.clients.jedis.Protocol.Command.INFO, "commandstats"),
+                java.nio.charset.StandardCharsets.UTF_8);
+        double calls = 0;
+        double micros = 0;
+        double scripts = 0;
+        for (String line : stats.split("\\r?\\n")) {
+            if (line.startsWith("cmdstat_")) {
+                calls += field(line, "calls=");
+                micros += field(line, "usec=");
+                if (line.startsWith("cmdstat_eval:") || line.startsWith("cmdstat_evalsha:")) {
+                    scripts += field(line, "calls=");
+                }
+            }
+        }
+        return new double[] {calls, micros, scripts};
+    }
+
+    private static double field(String line, String name) {
+        int at = line.indexOf(name, line.indexOf(':'));
+        int end = line.indexOf(',', at);
+        return Double.parseDouble(line.substring(at + name.length(), end < 0 ? line.length() : end));
+    }
+
     static long percentile(long[] sorted, double p) {
         int i = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
         return sorted[Math.max(0, Math.min(sorted.length - 1, i))];

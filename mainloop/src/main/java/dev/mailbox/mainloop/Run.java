@@ -99,7 +99,12 @@ final class Run<Req, Res> {
                     break;
                 } catch (MailboxException e) {
                     slots.release(permits);
-                    settleFailed(settling, e);
+                    if (stopping()) {
+                        // close() interrupted the receive, on Redis after its first pass had settled them
+                        stoppedWhileSettling(settling, e);
+                    } else {
+                        settleFailed(settling, e);
+                    }
                     if (stopping() || Thread.currentThread().isInterrupted()) {
                         interrupted = !stopping();
                         break;
@@ -199,6 +204,18 @@ final class Run<Req, Res> {
         if (!settling.isEmpty()) {
             LOG.warn("acknowledging {} answered request(s) in '{}' failed; if they come back they are answered from"
                     + " memory: {}", settling.size(), loop.name(), e.toString());
+        }
+    }
+
+    /**
+     * Like {@link #settleFailed}, for a call that failed because the run was stopped while it waited:
+     * the acknowledgements went out before the wait began (the contract of acknowledgeAndReceive), so
+     * this is almost always harmless and not worth a warning at every shutdown.
+     */
+    private void stoppedWhileSettling(List<Message<MainLoopRequest<Req>>> settling, Throwable e) {
+        if (!settling.isEmpty()) {
+            LOG.debug("the run stopped during a receive that acknowledged {} answered request(s) in '{}'; if one"
+                    + " comes back it is answered from memory: {}", settling.size(), loop.name(), e.toString());
         }
     }
 
