@@ -107,9 +107,10 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *
  * <h2>Connections</h2>
  * Each call borrows one connection for one round trip. A mailbox object that long-polls also keeps
- * one connection subscribed for as long as it is open. Size the client's pool for the threads that
- * call the mailbox at once plus one per long-polling mailbox object; JedisPooled's default of 8 suits a
- * handful of threads.
+ * one connection subscribed for as long as it is open: on a {@link JedisPooled} client a connection of
+ * its own, made like the pool's but outside it, so any number of waiting mailboxes leave the pool to the
+ * calls (on a {@link JedisCluster}, one of a node's pooled connections). Size the pool for the threads
+ * that call at once; JedisPooled's default of 8 suits a handful of threads.
  *
  * <pre>{@code
  * JedisPooled redis = new JedisPooled("redis://127.0.0.1:6379");

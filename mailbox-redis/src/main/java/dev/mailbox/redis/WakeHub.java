@@ -2,6 +2,8 @@ package dev.mailbox.redis;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.JedisPubSub;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -124,7 +126,7 @@ final class WakeHub implements AutoCloseable {
         }
         if (l != null && l.isSubscribed()) {
             try {
-                l.unsubscribe();
+                l.leave();
             } catch (RuntimeException e) {
                 LOG.debug("unsubscribe from {} failed", channel, e);
             }
@@ -152,8 +154,8 @@ final class WakeHub implements AutoCloseable {
                 lock.unlock();
             }
             try {
-                client.subscribe(l, channel); // returns after unsubscribe, throws if the connection drops
-            } catch (RuntimeException e) {
+                subscribe(l); // returns after unsubscribe, throws if the connection drops
+            } catch (Exception e) {
                 LOG.debug("subscription to {} lost", channel, e);
             }
             lock.lock();
@@ -173,6 +175,26 @@ final class WakeHub implements AutoCloseable {
                 return;
             }
             backoff = Math.min(backoff * 2, 2_000);
+        }
+    }
+
+    /**
+     * Subscribes on a connection of its own where it can: a pooled client's subscription would hold one of
+     * the pool's connections for as long as the mailbox waits, so that as many long-polling mailboxes as the
+     * pool has connections would leave every other call on the client waiting for one. The pool's factory
+     * makes it (same server, credentials and timeouts) and it is closed, not returned, afterwards. A cluster
+     * client subscribes through a node's pool.
+     */
+    private void subscribe(Listener l) throws Exception {
+        if (client instanceof JedisPooled pooled) {
+            Connection own = pooled.getPool().getFactory().makeObject().getObject();
+            try {
+                l.proceed(own, channel);
+            } finally {
+                own.close();
+            }
+        } else {
+            client.subscribe(l, channel);
         }
     }
 
@@ -208,6 +230,19 @@ final class WakeHub implements AutoCloseable {
     }
 
     private final class Listener extends JedisPubSub {
+        /**
+         * Whether UNSUBSCRIBE was sent. It must go out once: the first reply ends the subscription and the
+         * connection goes back to the pool, where a second reply would be read by the next borrower as the
+         * answer to its own command (close() and onSubscribe() may both want to leave at the same moment).
+         */
+        private final java.util.concurrent.atomic.AtomicBoolean left = new java.util.concurrent.atomic.AtomicBoolean();
+
+        void leave() {
+            if (left.compareAndSet(false, true)) {
+                unsubscribe();
+            }
+        }
+
         @Override
         public void onSubscribe(String ch, int subscribedChannels) {
             boolean close;
@@ -222,7 +257,7 @@ final class WakeHub implements AutoCloseable {
                 lock.unlock();
             }
             if (close) {
-                unsubscribe();
+                leave();
             }
         }
 
