@@ -55,6 +55,12 @@ final class QueueAttributes {
     static final List<String> READ_ONLY = List.of("ApproximateNumberOfMessages",
             "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed", "CreatedTimestamp",
             "LastModifiedTimestamp", "QueueArn");
+    /**
+     * Attributes only FIFO queues have: GetQueueAttributes may ask for them on a standard queue (SqsMailbox asks
+     * for FifoQueue to learn the queue's type) and, as on SQS, gets no value for them.
+     */
+    private static final Set<String> FIFO_ONLY = Set.of(FIFO_QUEUE, "ContentBasedDeduplication", "DeduplicationScope",
+            "FifoThroughputLimit");
 
     private QueueAttributes() {
     }
@@ -93,9 +99,9 @@ final class QueueAttributes {
         return Integer.parseInt(value(q, name));
     }
 
-    /** @return whether GetQueueAttributes knows the name (a settable, kept or read-only attribute) */
+    /** @return whether GetQueueAttributes knows the name (a settable, kept, read-only or FIFO-only attribute) */
     static boolean isKnown(String name) {
-        return RANGES.containsKey(name) || KEPT_AS_GIVEN.contains(name) || READ_ONLY.contains(name)
+        return FIFO_ONLY.contains(name) || RANGES.containsKey(name) || KEPT_AS_GIVEN.contains(name) || READ_ONLY.contains(name)
                 || name.equals(REDRIVE_POLICY) || name.equals(REDRIVE_ALLOW_POLICY);
     }
 
