@@ -1,30 +1,19 @@
 package dev.mailbox.sqsendpoint;
 
-import dev.mailbox.api.Mailbox;
-import dev.mailbox.sqs.SqsMailbox;
-import dev.mailbox.testkit.MailboxContract;
-import dev.mailbox.testkit.MailboxSpec;
-import java.time.Duration;
-import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import software.amazon.awssdk.services.sqs.SqsClient;
 
-/**
- * The whole Mailbox TCK through {@link SqsMailbox} (AWS SDK v2, signed requests) pointed at an {@link SqsEndpoint}
- * whose queues are in-memory mailboxes: every contract rule holds end to end over the SQS wire.
- */
 @DisplayName("SqsMailbox through the SQS endpoint over in-memory mailboxes meets the Mailbox contract")
-class EndpointInMemoryContractTest extends MailboxContract {
+class EndpointInMemoryContractTest extends EndpointContractTest {
 
     private static SqsEndpoint endpoint;
     private static SqsClient client;
 
     @BeforeAll
     static void start() {
-        endpoint = TestEndpoints.signedInMemory();
+        endpoint = startEndpoint(TestEndpoints.inMemoryDirectory());
         client = TestEndpoints.client(endpoint.url());
     }
 
@@ -35,50 +24,7 @@ class EndpointInMemoryContractTest extends MailboxContract {
     }
 
     @Override
-    protected <T> Mailbox<T> createMailbox(MailboxSpec<T> spec) {
-        SqsMailbox.Builder<T> b = SqsMailbox.builder(spec.name(), spec.codec()).client(client).createIfMissing(true)
-                .maxMessageBytes(spec.maxMessageBytes());
-        if (spec.capacity() > 0) {
-            b.capacity(spec.capacity());
-        }
-        if (spec.redrivePolicy() != null) {
-            b.redrivePolicy(spec.redrivePolicy());
-        }
-        return b.build();
-    }
-
-    @Override
-    protected <T> Optional<Mailbox<T>> reopen(MailboxSpec<T> spec) {
-        return Optional.of(SqsMailbox.builder(spec.name(), spec.codec()).client(client)
-                .maxMessageBytes(spec.maxMessageBytes()).build());
-    }
-
-    @Override
-    protected void destroy(Mailbox<?> mailbox) {
-        mailbox.close();
-        try {
-            client.deleteQueue(r -> r.queueUrl(((SqsMailbox<?>) mailbox).queueUrl()));
-        } catch (RuntimeException ignored) {
-            // deleted already
-        }
-    }
-
-    @Override
-    protected Duration tick() {
-        return Duration.ofSeconds(1);
-    }
-
-    /** Blocked once the thread is inside the SDK's ReceiveMessage call (a socket read). */
-    @Override
-    protected void awaitBlockedInReceive(Thread thread) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() - deadline < 0 && thread.isAlive()) {
-            for (StackTraceElement frame : thread.getStackTrace()) {
-                if (frame.getMethodName().equals("receiveMessage") && frame.getClassName().contains("SqsClient")) {
-                    return;
-                }
-            }
-            Thread.onSpinWait();
-        }
+    SqsClient client() {
+        return client;
     }
 }
