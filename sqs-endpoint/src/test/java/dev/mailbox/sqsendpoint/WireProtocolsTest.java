@@ -138,7 +138,7 @@ class WireProtocolsTest {
 
         @Test
         @DisplayName("an error is an ErrorResponse with Type, Code and Message, and SQS's status")
-        void errors() {
+        void queryErrors() {
             RawHttp.Reply missing = RawHttp.query(url, params("Action", "GetQueueUrl", "QueueName", "nope"));
             assertThat(missing.status()).isEqualTo(400);
             assertThat(missing.xml().getDocumentElement().getLocalName()).isEqualTo("ErrorResponse");
@@ -196,7 +196,7 @@ class WireProtocolsTest {
 
         @Test
         @DisplayName("an error carries __type, message and the query code in x-amzn-query-error")
-        void errors() throws Exception {
+        void jsonErrors() throws Exception {
             RawHttp.Reply missing = RawHttp.json(url, "GetQueueUrl", "{\"QueueName\":\"nope\"}");
             assertThat(missing.status()).isEqualTo(400);
             JsonNode e = JSON.readTree(missing.body());
