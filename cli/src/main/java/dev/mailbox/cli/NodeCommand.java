@@ -31,7 +31,11 @@ final class NodeCommand {
                             + "calls for the others to their owners.",
                     "All settings may come from --config FILE (keys: id, listen, advertise, coordinator, backend, "
                             + "metrics, region, idle-close-ms, tls-cert, tls-key, tls-ca, tls-client-auth, tokens, "
-                            + "access, token-file, require-security)."})
+                            + "access, token-file, require-security, sqs-listen, sqs-access-keys).",
+                    "With --sqs-listen the node also serves Amazon SQS's HTTP API: any SQS client (AWS CLI, boto3, "
+                            + "the AWS SDKs) creates queues there and uses them as this node's mailboxes, each call "
+                            + "going through the node's data plane like a RemoteMailbox's, so a queue whose mailbox "
+                            + "is owned by another node is forwarded there."})
     static final class Start implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -56,6 +60,12 @@ final class NodeCommand {
         @Option(names = "--idle-close-ms", description = "close a mailbox opened on the backend after this long "
                 + "without a call (default: 300000)")
         Long idleCloseMillis;
+        @Option(names = "--sqs-listen", description = "also serve the SQS HTTP API at HOST:PORT (see above)")
+        String sqsListen;
+        @Option(names = "--sqs-access-key", description = "an access key the SQS endpoint accepts in SigV4 "
+                + "signatures, KEY_ID:SECRET[:PRINCIPAL] (principal defaults to the key id); repeat for more. "
+                + "Without any the endpoint accepts unsigned requests (refused with --require-security)")
+        java.util.List<String> sqsAccessKeys;
         @picocli.CommandLine.Mixin
         ServerSecurity security;
 
@@ -82,6 +92,7 @@ final class NodeCommand {
                     .endpoints(java.util.Arrays.stream(coordinators.split(",")).map(String::trim)
                             .filter(s -> !s.isEmpty()).toList()).security(asClient).build();
             MetricsEndpoint endpoint = null;
+            NodeSqsEndpoint sqsEndpoint = null;
             MailboxNode node;
             try {
                 MailboxNode.Builder b = MailboxNode.builder(nodeId).coordinator(client)
@@ -109,6 +120,19 @@ final class NodeCommand {
                     b.meterRegistry(endpoint.registry());
                 }
                 node = b.start();
+                String sqsAt = pick(sqsListen, p, "sqs-listen", null);
+                if (sqsAt != null) {
+                    java.util.List<String> keys = sqsAccessKeys != null ? sqsAccessKeys
+                            : java.util.Arrays.stream(p.getProperty("sqs-access-keys", "").split(","))
+                            .map(String::trim).filter(k -> !k.isEmpty()).toList();
+                    try {
+                        sqsEndpoint = NodeSqsEndpoint.start(node, store, CoordinationCommands.address(sqsAt, "--sqs-listen"),
+                                keys, asClient, security.require(p));
+                    } catch (RuntimeException e) {
+                        node.close();
+                        throw e;
+                    }
+                }
             } catch (RuntimeException e) {
                 client.close();
                 store.close();
@@ -121,10 +145,17 @@ final class NodeCommand {
             out.printf("node %s serving at %s on %s (coordinators %s)%s%n", nodeId, node.address(), store,
                     coordinators, endpoint == null ? "" : ", metrics http://" + endpoint.address().getHostString()
                             + ":" + endpoint.address().getPort() + "/metrics");
+            if (sqsEndpoint != null) {
+                out.printf("node %s serving SQS at %s%n", nodeId, sqsEndpoint.url());
+            }
             out.flush();
+            NodeSqsEndpoint sqs = sqsEndpoint;
             CountDownLatch stopped = new CountDownLatch(1);
             MetricsEndpoint metricsEndpoint = endpoint;
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                if (sqs != null) {
+                    sqs.close();
+                }
                 node.close(); // releases the registration and closes the mailboxes it opened
                 store.close();
                 client.close();

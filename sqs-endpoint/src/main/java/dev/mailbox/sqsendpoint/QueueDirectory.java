@@ -1,0 +1,91 @@
+package dev.mailbox.sqsendpoint;
+
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.sqsendpoint.internal.InMemoryQueueDirectory;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * Where an {@link SqsEndpoint} finds its queues: the seam between the SQS protocol and whatever hosts the
+ * mailboxes. The directory keeps one {@link QueueRecord} per queue (name, the attributes set on it, tags) and
+ * hands out the queue's mailbox. A mailbox node implements it over its coordinator's replicated state (so every
+ * node agrees on queues and their attributes) and returns, for a queue owned by another node, a mailbox that
+ * forwards there: the endpoint only ever asks for {@link #mailbox(String)} and never knows where the messages
+ * live. {@link #inMemory(Function)} is a complete directory for one process (tests, embedding).
+ *
+ * <p>The endpoint does all SQS validation before it calls the directory, and stores attributes only as text by
+ * SQS name, so a directory need not understand them. Every method may be called by many threads at once.
+ * Methods may throw {@link dev.mailbox.api.MailboxUnavailableException} when the directory's store cannot be
+ * reached; the endpoint answers such calls with SQS's {@code ServiceUnavailable} (HTTP 503), which SQS clients
+ * retry.
+ */
+public interface QueueDirectory {
+
+    /**
+     * Creates a queue unless one of that name exists, atomically: of two concurrent calls for a name, one creates
+     * and both get the same record back.
+     *
+     * @param queue the queue to create (name, attributes, tags and times)
+     * @return the record now stored: {@code queue} if it was created, otherwise the existing queue's (the
+     *         endpoint then compares attributes, as SQS does)
+     */
+    QueueRecord createIfAbsent(QueueRecord queue);
+
+    /**
+     * @param name a queue name
+     * @return the queue's record, or empty if there is no such queue
+     */
+    Optional<QueueRecord> get(String name);
+
+    /**
+     * @param prefix a name prefix, possibly empty
+     * @param after  list only names greater than this one (for paging), or empty to start at the beginning
+     * @param limit  the most names to return, 1 or more
+     * @return queue names starting with {@code prefix}, in ascending {@link String#compareTo} order
+     */
+    List<String> list(String prefix, String after, int limit);
+
+    /**
+     * Changes a queue's attributes or tags, atomically with respect to other updates of the same queue.
+     *
+     * @param name   the queue's name
+     * @param change what to change (see {@link QueueRecord#with(QueueUpdate)})
+     * @return the queue's record after the change, or empty if there is no such queue
+     */
+    Optional<QueueRecord> update(String name, QueueUpdate change);
+
+    /**
+     * Deletes a queue: its record and its messages. Calls already under way on its mailbox may finish.
+     *
+     * @param name the queue's name
+     * @return whether there was such a queue
+     */
+    boolean delete(String name);
+
+    /**
+     * The mailbox holding a queue's messages, as bytes: SQS bodies are stored as their UTF-8 bytes and message
+     * attributes as {@link SqsMessageAttribute stored attributes}. The endpoint neither keeps nor closes it, so
+     * the directory may hand out one shared object, open it on demand and close it when idle, or return a
+     * mailbox that forwards to the node owning the queue. It should accept messages up to
+     * {@link dev.mailbox.api.Limits#MAX_MESSAGE_BYTES} (the endpoint enforces each queue's MaximumMessageSize
+     * itself).
+     *
+     * @param name the name of a queue that exists (the endpoint has just read its record)
+     * @return its mailbox
+     * @throws dev.mailbox.api.MailboxUnavailableException if it cannot be reached
+     */
+    Mailbox<byte[]> mailbox(String name);
+
+    /**
+     * A directory for one process: records in memory, and each queue's mailbox opened once, when the queue is
+     * created, by {@code opener} (for example {@code name -> InMemoryMailbox.builder(name, Codec.bytes())
+     * .maxMessageBytes(Limits.MAX_MESSAGE_BYTES).build()}). Deleting a queue purges and closes its mailbox.
+     *
+     * @param opener makes the mailbox of a new queue from its name
+     * @return the directory
+     */
+    static QueueDirectory inMemory(Function<String, Mailbox<byte[]>> opener) {
+        return new InMemoryQueueDirectory(opener);
+    }
+}

@@ -1,0 +1,234 @@
+package dev.mailbox.sqsendpoint;
+
+import dev.mailbox.sqsendpoint.internal.EndpointServer;
+import dev.mailbox.sqsendpoint.internal.Settings;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.util.Objects;
+import javax.net.ssl.SSLContext;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Amazon SQS's HTTP API over mailboxes: any SQS client (the AWS SDKs and CLI, boto3, Spring Cloud AWS) uses the
+ * queues of a {@link QueueDirectory} with no change but the endpoint URL.
+ *
+ * <pre>{@code
+ * SqsEndpoint sqs = SqsEndpoint.builder()
+ *         .queues(QueueDirectory.inMemory(name -> InMemoryMailbox.builder(name, Codec.bytes())
+ *                 .maxMessageBytes(Limits.MAX_MESSAGE_BYTES).build()))
+ *         .credentials(AccessKeyStore.of(new AccessKey("AKIDEXAMPLE", secret, "orders-service")))
+ *         .listen(new InetSocketAddress("127.0.0.1", 9324))
+ *         .start();
+ * }</pre>
+ *
+ * <h2>What it serves</h2>
+ * Both wire protocols the SDKs use, on the same port: the AWS JSON 1.0 protocol ({@code X-Amz-Target:
+ * AmazonSQS.<Action>}, current SDKs) and the query protocol (form-encoded {@code Action=...} with XML
+ * responses, older SDKs and tools), with SQS's error codes, HTTP statuses and error formats in each. Actions:
+ * CreateQueue, GetQueueUrl, ListQueues, DeleteQueue, GetQueueAttributes, SetQueueAttributes, SendMessage(Batch),
+ * ReceiveMessage, DeleteMessage(Batch), ChangeMessageVisibility(Batch), PurgeQueue, TagQueue, UntagQueue,
+ * ListQueueTags and ListDeadLetterSourceQueues; others are refused with {@code UnsupportedOperation}. Standard
+ * queues only: FIFO queues are refused.
+ *
+ * <h2>How SQS maps onto a mailbox</h2>
+ * <ul>
+ *   <li>A message body is stored as its UTF-8 bytes; message attributes are stored as the mailbox's string
+ *       attributes in the form {@link SqsMessageAttribute} defines, so Number and Binary attributes keep their
+ *       type. A stored body that is not text SQS can carry (a Java producer's raw bytes) is delivered as base64
+ *       with the message attribute {@code mailbox-encoding=base64}, the convention of {@code SqsMailbox}; a message
+ *       sent with that attribute is stored as the bytes it stands for.</li>
+ *   <li>Receipt handles are the mailbox's own. DeleteMessage with a stale handle succeeds without deleting, as on
+ *       SQS; ChangeMessageVisibility with one is refused.</li>
+ *   <li>Queue attributes are kept in the directory. VisibilityTimeout, DelaySeconds and
+ *       ReceiveMessageWaitTimeSeconds are the defaults of calls that give none; MaximumMessageSize is checked
+ *       on every send; MessageRetentionPeriod is applied when a receive meets a message older than it (the
+ *       message is deleted instead of delivered); RedrivePolicy moves a message whose receive count exceeds
+ *       maxReceiveCount to the dead-letter queue when a receive meets it (sent there, then deleted here: never
+ *       lost, and in both queues only if the endpoint dies between the two steps), and RedriveAllowPolicy is
+ *       checked when a RedrivePolicy is set.</li>
+ *   <li>The Mailbox API counts all undeleted messages together; ApproximateNumberOfMessagesNotVisible and
+ *       ...Delayed are this endpoint's own estimate of the deliveries and delayed sends made through it, and
+ *       ApproximateNumberOfMessages is the rest.</li>
+ * </ul>
+ *
+ * <h2>Security</h2>
+ * Every request must carry a valid AWS Signature Version 4 (an {@code Authorization} header) by a key of the
+ * {@link Builder#credentials(AccessKeyStore) key store}, made within 15 minutes of the endpoint's clock, over the
+ * request exactly as received; otherwise it is refused as SQS refuses it ({@code InvalidClientTokenId},
+ * {@code SignatureDoesNotMatch}, {@code IncompleteSignature}, {@code MissingAuthenticationToken}). Then the
+ * {@link Builder#authorizer(SqsAuthorizer) authorizer} decides. Secrets, signatures and bodies are never logged.
+ * {@link Builder#authenticationOff()} accepts every request as {@value #ANONYMOUS}, for loopback and demos; on
+ * another address it logs a warning. {@link Builder#tls(SSLContext)} serves HTTPS.
+ */
+public interface SqsEndpoint extends AutoCloseable {
+
+    /** The principal of every request when authentication is off. */
+    String ANONYMOUS = "anonymous";
+
+    /** @return the address the endpoint listens on (the actual port when 0 was asked for) */
+    InetSocketAddress address();
+
+    /** @return the endpoint's URL for clients, {@code http://host:port} (https with TLS) */
+    URI url();
+
+    /**
+     * Stops listening; requests under way get up to a second to finish, then waiting receives are interrupted
+     * (a message is never lost: one a receive had taken becomes visible again after its visibility timeout).
+     * Closes no mailbox: the directory owns them. Idempotent.
+     */
+    @Override
+    void close();
+
+    /** @return a builder */
+    static Builder builder() {
+        return new Builder();
+    }
+
+    /** Builds and starts an {@link SqsEndpoint}. Not thread-safe. */
+    final class Builder {
+        private @Nullable QueueDirectory queues;
+        private @Nullable AccessKeyStore credentials;
+        private boolean authenticationOff;
+        private SqsAuthorizer authorizer = SqsAuthorizer.ALLOW_ALL;
+        private InetSocketAddress listen = new InetSocketAddress("127.0.0.1", 0);
+        private String region = "us-east-1";
+        private String accountId = "000000000000";
+        private @Nullable URI advertisedUrl;
+        private int maxConcurrentRequests = 256;
+        private @Nullable SSLContext tls;
+
+        private Builder() {
+        }
+
+        /**
+         * @param queues where the queues are (required)
+         * @return this builder
+         */
+        public Builder queues(QueueDirectory queues) {
+            this.queues = Objects.requireNonNull(queues, "queues");
+            return this;
+        }
+
+        /**
+         * @param credentials the access keys whose SigV4 signatures are accepted; give this or
+         *                    {@link #authenticationOff()}
+         * @return this builder
+         */
+        public Builder credentials(AccessKeyStore credentials) {
+            this.credentials = Objects.requireNonNull(credentials, "credentials");
+            return this;
+        }
+
+        /**
+         * Accepts requests without checking their signature, as {@value SqsEndpoint#ANONYMOUS}: for loopback and
+         * the embedded demo. The authorizer still decides.
+         *
+         * @return this builder
+         */
+        public Builder authenticationOff() {
+            this.authenticationOff = true;
+            return this;
+        }
+
+        /**
+         * @param authorizer decides per principal, action and queue; default {@link SqsAuthorizer#ALLOW_ALL}
+         * @return this builder
+         */
+        public Builder authorizer(SqsAuthorizer authorizer) {
+            this.authorizer = Objects.requireNonNull(authorizer, "authorizer");
+            return this;
+        }
+
+        /**
+         * @param address where to listen; default 127.0.0.1 on a free port
+         * @return this builder
+         */
+        public Builder listen(InetSocketAddress address) {
+            this.listen = Objects.requireNonNull(address, "address");
+            return this;
+        }
+
+        /**
+         * @param region the region in queue ARNs ({@code arn:aws:sqs:REGION:ACCOUNT:NAME}); default
+         *               {@code us-east-1}. Clients may sign for any region.
+         * @return this builder
+         */
+        public Builder region(String region) {
+            Objects.requireNonNull(region, "region");
+            if (!region.matches("[a-z0-9-]{1,64}")) {
+                throw new IllegalArgumentException("region must be 1 to 64 of a-z, 0-9 and '-', was '" + region + "'");
+            }
+            this.region = region;
+            return this;
+        }
+
+        /**
+         * @param accountId the 12-digit account in queue URLs and ARNs; default {@code 000000000000}
+         * @return this builder
+         */
+        public Builder accountId(String accountId) {
+            Objects.requireNonNull(accountId, "accountId");
+            if (!accountId.matches("[0-9]{12}")) {
+                throw new IllegalArgumentException("accountId must be 12 digits, was '" + accountId + "'");
+            }
+            this.accountId = accountId;
+            return this;
+        }
+
+        /**
+         * @param url the base of the queue URLs handed out ({@code URL/ACCOUNT/NAME}), for an endpoint behind a
+         *            proxy or load balancer; default: the scheme and the {@code Host} the client used, so a URL
+         *            leads back to the node that gave it out
+         * @return this builder
+         */
+        public Builder advertisedUrl(URI url) {
+            Objects.requireNonNull(url, "url");
+            if (url.getScheme() == null || url.getHost() == null || !(url.getPath() == null || url.getPath().isEmpty()
+                    || url.getPath().equals("/"))) {
+                throw new IllegalArgumentException("advertisedUrl must be scheme://host[:port] with no path, was " + url);
+            }
+            this.advertisedUrl = url;
+            return this;
+        }
+
+        /**
+         * @param max the most requests served at once (each long poll holds one for up to 20 s); more wait in
+         *            line; default 256
+         * @return this builder
+         */
+        public Builder maxConcurrentRequests(int max) {
+            if (max < 1 || max > 10_000) {
+                throw new IllegalArgumentException("maxConcurrentRequests must be between 1 and 10000, was " + max);
+            }
+            this.maxConcurrentRequests = max;
+            return this;
+        }
+
+        /**
+         * @param context serve HTTPS with this TLS context (its key manager holds the server's certificate)
+         * @return this builder
+         */
+        public Builder tls(SSLContext context) {
+            this.tls = Objects.requireNonNull(context, "context");
+            return this;
+        }
+
+        /**
+         * @return the endpoint, listening
+         * @throws IllegalStateException               if no directory was given, or neither or both of credentials
+         *                                             and {@link #authenticationOff()}
+         * @throws dev.mailbox.api.MailboxUnavailableException if the address cannot be bound
+         */
+        public SqsEndpoint start() {
+            if (queues == null) {
+                throw new IllegalStateException("give the endpoint its queues: queues(QueueDirectory)");
+            }
+            if ((credentials == null) == !authenticationOff) {
+                throw new IllegalStateException("give exactly one of credentials(AccessKeyStore) and"
+                        + " authenticationOff()");
+            }
+            return new EndpointServer(new Settings(queues, credentials, authorizer, listen, region, accountId,
+                    advertisedUrl, maxConcurrentRequests, tls));
+        }
+    }
+}

@@ -1,0 +1,309 @@
+package dev.mailbox.sqsendpoint.internal;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.mailbox.sqsendpoint.QueueRecord;
+import dev.mailbox.sqsendpoint.QueueUpdate;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The SQS actions: dispatch, and those on queues (the message actions are in {@link Messages}). Each takes a
+ * request's parameters in the JSON protocol's shape and returns the result in the same shape; refusals are
+ * {@link SqsError}s.
+ */
+final class Actions {
+
+    /** Actions SQS has that this endpoint does not serve. */
+    private static final Set<String> UNSUPPORTED = Set.of("AddPermission", "RemovePermission", "StartMessageMoveTask",
+            "CancelMessageMoveTask", "ListMessageMoveTasks");
+    private static final int MAX_TAGS = 50;
+    private static final int MAX_LIST = 1000;
+
+    private final Context context;
+    private final Messages messages;
+
+    Actions(Context context) {
+        this.context = context;
+        this.messages = new Messages(context);
+    }
+
+    /** @return the queue a call is about, for the authorizer: its URL's or path's, or the name it asks for */
+    @Nullable String queueOf(String action, Context.Request request) {
+        if (action.equals("CreateQueue") || action.equals("GetQueueUrl")) {
+            return request.params().text("QueueName");
+        }
+        if (action.equals("ListQueues")) {
+            return null;
+        }
+        try {
+            return context.queueName(request);
+        } catch (SqsError noQueue) {
+            return null; // the action will refuse it in its own words
+        }
+    }
+
+    ObjectNode run(String action, Context.Request request) {
+        return switch (action) {
+            case "CreateQueue" -> createQueue(request);
+            case "GetQueueUrl" -> getQueueUrl(request);
+            case "ListQueues" -> listQueues(request);
+            case "DeleteQueue" -> deleteQueue(request);
+            case "GetQueueAttributes" -> getQueueAttributes(request);
+            case "SetQueueAttributes" -> setQueueAttributes(request);
+            case "PurgeQueue" -> purgeQueue(request);
+            case "TagQueue" -> tagQueue(request);
+            case "UntagQueue" -> untagQueue(request);
+            case "ListQueueTags" -> listQueueTags(request);
+            case "ListDeadLetterSourceQueues" -> listDeadLetterSourceQueues(request);
+            case "SendMessage" -> messages.send(request);
+            case "SendMessageBatch" -> messages.sendBatch(request);
+            case "ReceiveMessage" -> messages.receive(request);
+            case "DeleteMessage" -> messages.delete(request);
+            case "DeleteMessageBatch" -> messages.deleteBatch(request);
+            case "ChangeMessageVisibility" -> messages.changeVisibility(request);
+            case "ChangeMessageVisibilityBatch" -> messages.changeVisibilityBatch(request);
+            default -> throw UNSUPPORTED.contains(action)
+                    ? new SqsError(ErrorCode.UNSUPPORTED_OPERATION, action + " is not supported by this endpoint.")
+                    : new SqsError(ErrorCode.INVALID_ACTION, "The action " + action + " is not valid for this"
+                    + " endpoint.");
+        };
+    }
+
+    private ObjectNode result() {
+        return context.json.createObjectNode();
+    }
+
+    // ---- queues
+
+    private ObjectNode createQueue(Context.Request request) {
+        Params p = request.params();
+        String name = p.required("QueueName");
+        Context.requireQueueName(name);
+        Map<String, String> given = p.stringMap("Attributes");
+        Map<String, String> attributes = QueueAttributes.check(given, true, this::findOrNull, name, context.arns,
+                context.json);
+        attributes.values().removeIf(String::isEmpty); // removing a policy means nothing on a new queue
+        Map<String, String> tags = new LinkedHashMap<>(p.stringMap("Tags"));
+        tags.putAll(p.stringMap("tags"));
+        checkTags(tags, Set.of(), name);
+        Instant now = context.clock.instant();
+        QueueRecord proposed = new QueueRecord(name, attributes, tags, now, now);
+        QueueRecord stored = context.directory.createIfAbsent(proposed);
+        if (stored != proposed) {
+            for (Map.Entry<String, String> e : attributes.entrySet()) {
+                if (!QueueAttributes.value(stored, e.getKey()).equals(e.getValue())) {
+                    throw new SqsError(ErrorCode.QUEUE_NAME_EXISTS, "A queue already exists with the same name and a"
+                            + " different value for attribute " + e.getKey());
+                }
+            }
+        }
+        return result().put("QueueUrl", context.url(request, name));
+    }
+
+    private ObjectNode getQueueUrl(Context.Request request) {
+        String name = request.params().required("QueueName");
+        String owner = request.params().text("QueueOwnerAWSAccountId");
+        if ((owner != null && !owner.equals(context.accountId)) || !name.matches("[A-Za-z0-9_-]{1,80}")) {
+            throw Context.doesNotExist();
+        }
+        context.record(name);
+        return result().put("QueueUrl", context.url(request, name));
+    }
+
+    private ObjectNode listQueues(Context.Request request) {
+        Params p = request.params();
+        String prefix = p.text("QueueNamePrefix");
+        Integer max = p.integer("MaxResults", 1, MAX_LIST, "MaxResults must be an integer between 1 and 1000");
+        String after = after(p.text("NextToken"));
+        int limit = max == null ? MAX_LIST : max;
+        List<String> names = context.directory.list(prefix == null ? "" : prefix, after, limit + 1);
+        return page(request, names, limit, max != null, "QueueUrls");
+    }
+
+    private ObjectNode page(Context.Request request, List<String> names, int limit, boolean paged, String field) {
+        ObjectNode out = result();
+        ArrayNode urls = out.putArray(field);
+        names.stream().limit(limit).forEach(n -> urls.add(context.url(request, n)));
+        if (paged && names.size() > limit) {
+            out.put("NextToken", Base64.getUrlEncoder().encodeToString(names.get(limit - 1)
+                    .getBytes(StandardCharsets.UTF_8)));
+        }
+        return out;
+    }
+
+    /** @return the name a NextToken stands for (the last one of the page before) */
+    private static String after(@Nullable String token) {
+        if (token == null) {
+            return "";
+        }
+        try {
+            return new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            throw SqsError.invalidParameter("Invalid NextToken value.");
+        }
+    }
+
+    private ObjectNode deleteQueue(Context.Request request) {
+        String name = context.queueName(request);
+        if (!context.directory.delete(name)) {
+            throw Context.doesNotExist();
+        }
+        context.deliveries.forget(name);
+        return result();
+    }
+
+    private ObjectNode getQueueAttributes(Context.Request request) {
+        String name = context.queueName(request);
+        QueueRecord q = context.record(name);
+        Set<String> wanted = new LinkedHashSet<>(request.params().strings("AttributeNames"));
+        for (String w : wanted) {
+            if (!w.equals("All") && !QueueAttributes.isKnown(w)) {
+                throw new SqsError(ErrorCode.INVALID_ATTRIBUTE_NAME, "Unknown Attribute " + w + ".");
+            }
+        }
+        boolean all = wanted.contains("All");
+        Map<String, String> values = new LinkedHashMap<>();
+        if (all || wanted.stream().anyMatch(w -> w.startsWith("ApproximateNumberOfMessages"))) {
+            long now = context.clock.millis();
+            Deliveries.Counts c = context.deliveries.counts(name, context.mailbox(name).approximateCount(), now);
+            values.put("ApproximateNumberOfMessages", Long.toString(c.visible()));
+            values.put("ApproximateNumberOfMessagesNotVisible", Long.toString(c.notVisible()));
+            values.put("ApproximateNumberOfMessagesDelayed", Long.toString(c.delayed()));
+        }
+        values.put("CreatedTimestamp", Long.toString(q.createdAt().getEpochSecond()));
+        values.put("LastModifiedTimestamp", Long.toString(q.lastModifiedAt().getEpochSecond()));
+        values.put("QueueArn", context.arns.arn(name));
+        QueueAttributes.DEFAULTS.keySet().forEach(k -> values.put(k, QueueAttributes.value(q, k)));
+        values.putAll(q.attributes());
+        ObjectNode attributes = result();
+        values.forEach((k, v) -> {
+            if (all || wanted.contains(k)) {
+                attributes.put(k, v);
+            }
+        });
+        ObjectNode out = result();
+        out.set("Attributes", attributes);
+        return out;
+    }
+
+    private ObjectNode setQueueAttributes(Context.Request request) {
+        String name = context.queueName(request);
+        context.record(name);
+        Map<String, String> given = request.params().stringMap("Attributes");
+        if (given.isEmpty()) {
+            throw SqsError.missing("Attribute.Name");
+        }
+        Map<String, String> attributes = QueueAttributes.check(given, false, this::findOrNull, name, context.arns,
+                context.json);
+        update(name, new QueueUpdate(attributes, Map.of(), Set.of(), context.clock.instant()));
+        return result();
+    }
+
+    private ObjectNode purgeQueue(Context.Request request) {
+        String name = context.queueName(request);
+        context.record(name);
+        context.mailbox(name).purge();
+        context.deliveries.forget(name);
+        return result();
+    }
+
+    // ---- tags
+
+    private ObjectNode tagQueue(Context.Request request) {
+        String name = context.queueName(request);
+        QueueRecord q = context.record(name);
+        Map<String, String> tags = request.params().stringMap("Tags");
+        if (tags.isEmpty()) {
+            throw SqsError.missing("Tags");
+        }
+        checkTags(tags, q.tags().keySet(), name);
+        update(name, new QueueUpdate(Map.of(), tags, Set.of(), context.clock.instant()));
+        return result();
+    }
+
+    private ObjectNode untagQueue(Context.Request request) {
+        String name = context.queueName(request);
+        context.record(name);
+        List<String> keys = request.params().strings("TagKeys");
+        if (keys.isEmpty()) {
+            throw SqsError.missing("TagKeys");
+        }
+        update(name, new QueueUpdate(Map.of(), Map.of(), new TreeSet<>(keys), context.clock.instant()));
+        return result();
+    }
+
+    private ObjectNode listQueueTags(Context.Request request) {
+        QueueRecord q = context.record(context.queueName(request));
+        ObjectNode out = result();
+        ObjectNode tags = out.putObject("Tags");
+        q.tags().forEach(tags::put);
+        return out;
+    }
+
+    private static void checkTags(Map<String, String> tags, Set<String> existing, String queue) {
+        for (Map.Entry<String, String> t : tags.entrySet()) {
+            String key = t.getKey();
+            if (key.isEmpty() || key.length() > 128 || t.getValue().length() > 256
+                    || key.toLowerCase(java.util.Locale.ROOT).startsWith("aws:")) {
+                throw SqsError.invalidParameter("Tag keys must be 1 to 128 characters not starting with 'aws:', and"
+                        + " values at most 256 characters; '" + key + "' is not.");
+            }
+        }
+        Set<String> after = new TreeSet<>(existing);
+        after.addAll(tags.keySet());
+        if (after.size() > MAX_TAGS) {
+            throw SqsError.invalidParameter("Too many tags added for queue " + queue + ": a queue may have at most "
+                    + MAX_TAGS + ".");
+        }
+    }
+
+    // ---- dead-letter sources
+
+    private ObjectNode listDeadLetterSourceQueues(Context.Request request) {
+        String name = context.queueName(request);
+        context.record(name);
+        Params p = request.params();
+        Integer max = p.integer("MaxResults", 1, MAX_LIST, "MaxResults must be an integer between 1 and 1000");
+        String after = after(p.text("NextToken"));
+        int limit = max == null ? MAX_LIST : max;
+        List<String> sources = new ArrayList<>();
+        String from = after;
+        while (sources.size() <= limit) {
+            List<String> chunk = context.directory.list("", from, MAX_LIST);
+            for (String candidate : chunk) {
+                QueueRecord r = findOrNull(candidate);
+                if (r != null) {
+                    QueueAttributes.Redrive redrive = context.settings(r).redrive();
+                    if (redrive != null && redrive.deadLetterQueue().equals(name)) {
+                        sources.add(candidate);
+                    }
+                }
+            }
+            if (chunk.size() < MAX_LIST) {
+                break;
+            }
+            from = chunk.get(chunk.size() - 1);
+        }
+        return page(request, sources, limit, max != null, "queueUrls");
+    }
+
+    private @Nullable QueueRecord findOrNull(String queue) {
+        return context.directory.get(queue).orElse(null);
+    }
+
+    private void update(String name, QueueUpdate change) {
+        if (context.directory.update(name, change).isEmpty()) {
+            throw Context.doesNotExist();
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package dev.mailbox.sqsendpoint.internal;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.sqsendpoint.QueueDirectory;
+import dev.mailbox.sqsendpoint.QueueRecord;
+import java.time.Clock;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/** What every action needs: the directory, ARNs and URLs, the clock and the endpoint's own delivery records. */
+final class Context {
+
+    private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]{1,80}");
+
+    final QueueDirectory directory;
+    final Arns arns;
+    final String accountId;
+    final Clock clock;
+    final ObjectMapper json;
+    final Deliveries deliveries = new Deliveries();
+
+    Context(QueueDirectory directory, String region, String accountId, Clock clock, ObjectMapper json) {
+        this.directory = directory;
+        this.arns = new Arns(region, accountId);
+        this.accountId = accountId;
+        this.clock = clock;
+        this.json = json;
+    }
+
+    /** One request: its parameters, the base of the URLs it is answered with and the queue its path names. */
+    record Request(Params params, String baseUrl, @Nullable String pathQueue) {
+    }
+
+    String url(Request request, String queue) {
+        return request.baseUrl() + "/" + accountId + "/" + queue;
+    }
+
+    /**
+     * @return the name of the queue a request is for: the last segment of its {@code QueueUrl}, or of the path it
+     *         was sent to (the query protocol allows posting to the queue's URL)
+     * @throws SqsError MissingParameter without either; NonExistentQueue for a URL of another account
+     */
+    String queueName(Request request) {
+        String url = request.params().text("QueueUrl");
+        if (url == null) {
+            if (request.pathQueue() != null) {
+                return request.pathQueue();
+            }
+            throw SqsError.missing("QueueUrl");
+        }
+        String[] segments = url.split("/", -1);
+        String name = segments[segments.length - 1];
+        if (segments.length >= 2) {
+            String account = segments[segments.length - 2];
+            if (account.matches("[0-9]{12}") && !account.equals(accountId)) {
+                throw doesNotExist();
+            }
+        }
+        if (!QUEUE_NAME.matcher(name).matches()) {
+            throw doesNotExist();
+        }
+        return name;
+    }
+
+    /** @return the queue's record; NonExistentQueue if there is none */
+    QueueRecord record(String queue) {
+        return directory.get(queue).orElseThrow(Context::doesNotExist);
+    }
+
+    Mailbox<byte[]> mailbox(String queue) {
+        try {
+            return directory.mailbox(queue);
+        } catch (dev.mailbox.api.MailboxUnavailableException e) {
+            throw e;
+        } catch (dev.mailbox.api.MailboxException e) {
+            if (directory.get(queue).isEmpty()) {
+                throw doesNotExist(); // deleted since its record was read
+            }
+            throw e;
+        }
+    }
+
+    QueueAttributes.Settings settings(QueueRecord record) {
+        return QueueAttributes.settings(record, arns, json);
+    }
+
+    static void requireQueueName(String name) {
+        if (name.endsWith(".fifo")) {
+            throw new SqsError(ErrorCode.UNSUPPORTED_OPERATION, "FIFO queues are not supported by this endpoint;"
+                    + " create a standard queue.");
+        }
+        if (!QUEUE_NAME.matcher(name).matches()) {
+            throw SqsError.invalidParameter("Can only include alphanumeric characters, hyphens, or underscores. 1 to"
+                    + " 80 in length");
+        }
+    }
+
+    static SqsError doesNotExist() {
+        return new SqsError(ErrorCode.QUEUE_DOES_NOT_EXIST, "The specified queue does not exist.");
+    }
+}
