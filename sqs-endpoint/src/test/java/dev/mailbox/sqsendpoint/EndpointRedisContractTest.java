@@ -8,17 +8,15 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import redis.clients.jedis.JedisPooled;
 import software.amazon.awssdk.services.sqs.SqsClient;
 
 /**
  * The TCK through the endpoint with every queue's messages on a real redis-server (from the PATH or the bundled
- * binary the testkit finds). Each queue's RedisMailbox makes its own pooled client from the URI, because one
- * JedisPooled shared by all queues failed in two ways (defects of mailbox-redis, reported, not fixed here): with
- * Jedis's default pool of 8 the run hung, since each mailbox's WakeHub subscription holds a pooled connection for
- * as long as it is subscribed, so 8 long-polled queues take the whole pool and every other call waits forever;
- * with a pool of 256, calls got each other's replies (ClassCastException inside RedisMailbox.string and
- * changeVisibility, an ArrayList where a Long was expected: a pub/sub message read as a script's reply), as if a
- * connection went back to the pool after unsubscribing with messages still unread.
+ * binary the testkit finds), all queues on one pooled client of Jedis's default size (8), as a mailbox node
+ * has them: this run once hung (each long-polling mailbox held a pooled connection while it waited) and once
+ * crossed replies between calls (a second UNSUBSCRIBE left on a returned connection), both fixed in
+ * mailbox-redis's WakeHub.
  */
 @DisplayName("SqsMailbox through the SQS endpoint over Redis mailboxes meets the Mailbox contract")
 class EndpointRedisContractTest extends EndpointContractTest {
@@ -26,14 +24,16 @@ class EndpointRedisContractTest extends EndpointContractTest {
     private static RedisServerProcess redis;
     private static SqsEndpoint endpoint;
     private static SqsClient client;
+    private static JedisPooled jedis;
 
     @BeforeAll
     static void start() {
         Assumptions.assumeTrue(RedisServerProcess.available(), "no redis-server on the PATH and no bundled binary"
                 + " for this platform");
         redis = RedisServerProcess.start();
+        jedis = new JedisPooled(java.net.URI.create(redis.uri()));
         endpoint = startEndpoint(QueueDirectory.inMemory(name -> RedisMailbox.builder(name, Codec.bytes())
-                .uri(redis.uri()).maxMessageBytes(Limits.MAX_MESSAGE_BYTES).build()));
+                .client(jedis).maxMessageBytes(Limits.MAX_MESSAGE_BYTES).build()));
         client = TestEndpoints.client(endpoint.url());
     }
 
@@ -42,6 +42,9 @@ class EndpointRedisContractTest extends EndpointContractTest {
         if (client != null) {
             client.close();
             endpoint.close();
+        }
+        if (jedis != null) {
+            jedis.close();
         }
         if (redis != null) {
             redis.close();
