@@ -14,6 +14,9 @@ import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -42,6 +45,13 @@ import org.slf4j.LoggerFactory;
 public final class MainLoopClient<Req, Res> implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(MainLoopClient.class);
+    /**
+     * Times calls out, for every client (one daemon thread). A call's timeout is cancelled when the call
+     * completes, so an answered call leaves nothing behind: the JDK's delayed executor, used before, kept
+     * every call's future queued for its whole timeout and then woke two threads for each, long after
+     * the call was answered.
+     */
+    private static final ScheduledThreadPoolExecutor TIMEOUTS = timeouts();
 
     private final Mailbox<MainLoopRequest<Req>> requests;
     private final Mailbox<MainLoopResult<Res>> responses;
@@ -161,12 +171,28 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
             future.completeExceptionally(e);
             return future;
         }
-        CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS).execute(() ->
-                future.completeExceptionally(new RequestTimeoutException(sent.requestId(), timeout)));
+        // completed on the common pool, as before, so that dependent stages never hold up other timeouts
+        ScheduledFuture<?> timer = TIMEOUTS.schedule(() -> ForkJoinPool.commonPool().execute(() ->
+                future.completeExceptionally(new RequestTimeoutException(sent.requestId(), timeout))),
+                timeout.toNanos(), TimeUnit.NANOSECONDS);
+        future.whenComplete((r, e) -> timer.cancel(false));
         if (!open) {
             future.completeExceptionally(closed()); // closed while sending: nobody would complete it
         }
         return future;
+    }
+
+    private static ScheduledThreadPoolExecutor timeouts() {
+        ScheduledThreadPoolExecutor timeouts = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "mainloop-client-timeouts");
+            t.setDaemon(true);
+            return t;
+        });
+        timeouts.setRemoveOnCancelPolicy(true);
+        // Does nothing, but is always due within a second, so the timeout of a call of a second or more never
+        // becomes the queue's head and scheduling it does not wake the thread.
+        timeouts.scheduleAtFixedRate(() -> { }, 1, 1, TimeUnit.SECONDS);
+        return timeouts;
     }
 
     private void receiveLoop() {

@@ -43,7 +43,7 @@ final class Task<Req, Res> implements Runnable {
         this.run = run;
         this.loop = run.loop;
         this.message = message;
-        long period = Math.max(TimeUnit.MILLISECONDS.toNanos(50), loop.receiveOptions.visibilityTimeout().toNanos() / 3);
+        long period = run.extendEveryNanos;
         this.extender = run.timers.scheduleAtFixedRate(this::extend, period, period, TimeUnit.NANOSECONDS);
     }
 
