@@ -159,8 +159,20 @@ public final class LeaseStateMachine extends BaseStateMachine {
         }
     }
 
+    /**
+     * One snapshot at a time: Ratis' automatic snapshot and an operator's (or a test's) explicit one may
+     * come at once, and at the same applied index they would write, checksum and rename the same files.
+     */
+    private final Object snapshotting = new Object();
+
     @Override
     public long takeSnapshot() throws IOException {
+        synchronized (snapshotting) {
+            return takeSnapshotAlone();
+        }
+    }
+
+    private long takeSnapshotAlone() throws IOException {
         lock.readLock().lock();
         try {
             TermIndex last = getLastAppliedTermIndex();
@@ -168,6 +180,10 @@ public final class LeaseStateMachine extends BaseStateMachine {
                 return -1;
             }
             File file = storage.getSnapshotFile(last.getTerm(), last.getIndex());
+            SingleFileSnapshotInfo latest = storage.getLatestSnapshot();
+            if (latest != null && latest.getTermIndex().equals(last) && file.isFile()) {
+                return last.getIndex(); // taken already, at this very index
+            }
             Files.createDirectories(file.getParentFile().toPath());
             File tmp = new File(file.getParentFile(), file.getName() + ".tmp");
             MD5Hash md5;
