@@ -96,6 +96,7 @@ public final class CoordinatorNode implements AutoCloseable {
     private final RaftProperties properties;
     private final org.apache.ratis.conf.Parameters parameters;
     private final RaftGateway gateway;
+    private final dev.mailbox.coordination.server.internal.LeadershipCheck leadershipCheck;
     private final Server controlPlane;
     private final ScheduledExecutorService sweeper;
     private final Meters meters;
@@ -123,6 +124,9 @@ public final class CoordinatorNode implements AutoCloseable {
         this.meters = new Meters(b.registry, Tag.of("coordinator", b.id));
         this.properties = properties(b, dataDir);
         this.parameters = RaftGateway.parameters(b.tls);
+        this.leadershipCheck = new dev.mailbox.coordination.server.internal.LeadershipCheck(
+                () -> raft == null ? null : raft.server(), group, parameters,
+                Math.max(b.electionTimeoutMax.toMillis(), 1_000));
         // a data dir that already holds this group is recovered (log + snapshot), never formatted
         boolean existing = Files.isRegularFile(dataDir.resolve(group.getGroupId().getUuid().toString())
                 .resolve("current").resolve("raft-meta"));
@@ -169,7 +173,7 @@ public final class CoordinatorNode implements AutoCloseable {
         GrpcConfigKeys.Server.setPort(p, self.getPort());
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(b.electionTimeoutMin));
         RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(b.electionTimeoutMax));
-        RaftServerConfigKeys.Rpc.setRequestTimeout(p, millis(b.raftRequestTimeout));
+        RaftServerConfigKeys.Rpc.setRequestTimeout(p, millis(b.raftRequestTimeout()));
         RaftServerConfigKeys.LeaderElection.setPreVote(p, b.preVote);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, b.snapshotEvery);
@@ -205,6 +209,7 @@ public final class CoordinatorNode implements AutoCloseable {
 
     private Raft startRaft(RaftGroup bootstrap, RaftStorage.StartupOption option) throws IOException {
         LeaseStateMachine stateMachine = new LeaseStateMachine(health);
+        stateMachine.useLeadershipCheck(leadershipCheck);
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(id)).setGroup(bootstrap)
                 .setStateMachine(stateMachine).setProperties(properties).setParameters(parameters).setOption(option)
                 .build();
@@ -514,6 +519,7 @@ public final class CoordinatorNode implements AutoCloseable {
         sweeper.shutdownNow();
         meters.close();
         gateway.close();
+        leadershipCheck.close();
     }
 
     /** Stops the control plane, the sweeper and the Raft server. */
@@ -524,6 +530,7 @@ public final class CoordinatorNode implements AutoCloseable {
         sweeper.shutdownNow();
         meters.close();
         gateway.close();
+        leadershipCheck.close();
         try {
             raft.server().close();
         } catch (IOException e) {
@@ -724,7 +731,7 @@ public final class CoordinatorNode implements AutoCloseable {
         private @Nullable Path dataDir;
         private Duration electionTimeoutMin = DEFAULT_ELECTION_TIMEOUT_MIN;
         private Duration electionTimeoutMax = DEFAULT_ELECTION_TIMEOUT_MAX;
-        private Duration raftRequestTimeout = Duration.ofSeconds(3);
+        private @Nullable Duration raftRequestTimeout; // default: 3 s, or the longest election timeout if longer
         private boolean preVote = true;
         private double leaderLeaseRatio = 0.9;
         private long snapshotEvery = 10_000;
@@ -891,10 +898,19 @@ public final class CoordinatorNode implements AutoCloseable {
             return this;
         }
 
+        /** @return the Raft request timeout set, or its default for the election timeouts set */
+        private Duration raftRequestTimeout() {
+            Duration set = raftRequestTimeout;
+            if (set != null) {
+                return set;
+            }
+            return electionTimeoutMax.compareTo(Duration.ofSeconds(3)) > 0 ? electionTimeoutMax : Duration.ofSeconds(3);
+        }
+
         /**
          * @param timeout how long a Raft request between coordinators (an append, a vote, a snapshot
          *                chunk) may take before it is given up and sent again, at least the longest election
-         *                timeout (default 3 s)
+         *                timeout (default 3 s, or the longest election timeout if that is longer)
          * @return this builder
          * @throws IllegalArgumentException if it is shorter than the longest election timeout
          */
@@ -1014,7 +1030,7 @@ public final class CoordinatorNode implements AutoCloseable {
             if (dir == null) {
                 throw new IllegalStateException("dataDir(...) is required");
             }
-            if (raftRequestTimeout.compareTo(electionTimeoutMax) < 0) {
+            if (raftRequestTimeout != null && raftRequestTimeout.compareTo(electionTimeoutMax) < 0) {
                 throw new IllegalArgumentException("raftRequestTimeout (" + raftRequestTimeout.toMillis() + " ms) must "
                         + "be at least the longest election timeout (" + electionTimeoutMax.toMillis() + " ms)");
             }

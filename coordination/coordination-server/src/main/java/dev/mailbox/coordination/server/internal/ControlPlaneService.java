@@ -676,8 +676,12 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         if (consistency == Consistency.STALE) {
             return node.readLocal(query);
         }
-        // LEADER_LEASE and LINEARIZABLE both go to the leader; Ratis serves them from its state while
-        // its leader lease holds and confirms leadership with a read index when it does not
+        if (consistency == Consistency.LINEARIZABLE) {
+            // the leader confirms with a majority that it still leads, whatever its lease says
+            return raft.leaderRead(query.toBuilder().setConfirmLeadership(true).build());
+        }
+        // LEADER_LEASE: Ratis serves it from the leader's state while its leader lease holds, and with a read
+        // index when it does not
         return raft.leaderRead(query);
     }
 
