@@ -133,7 +133,7 @@ public final class FailoverHarness implements AutoCloseable {
 
     private void start(String id, String state) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:+UseSerialGC"));
+                "-Xmx256m"));
         cmd.addAll(JVM_OPTIONS);
         cmd.addAll(List.of("-jar", jar.toString(), "coordinator", "start", "--id", id,
                 "--cluster", "failover", "--raft", "127.0.0.1:" + raftPorts.get(id), "--control-plane", endpoint(id),
