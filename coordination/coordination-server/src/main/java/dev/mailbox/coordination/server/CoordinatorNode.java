@@ -91,6 +91,7 @@ public final class CoordinatorNode implements AutoCloseable {
     static final Duration DEFAULT_ELECTION_TIMEOUT_MAX = Duration.ofMillis(300);
 
     private final String id;
+    private final Duration electionTimeoutMax;
     private final RaftGroup group;
     private final Path dataDir;
     private final RaftProperties properties;
@@ -118,6 +119,7 @@ public final class CoordinatorNode implements AutoCloseable {
         Security.check("coordinator " + b.id, b.tls != null, b.access != null, b.requireSecurity,
                 b.controlPlane, b.peers.get(b.id));
         this.id = b.id;
+        this.electionTimeoutMax = b.electionTimeoutMax;
         this.dataDir = dataDir;
         this.onFatal = b.onFatal;
         this.group = RaftGateway.group(b.cluster, b.peers);
@@ -522,9 +524,15 @@ public final class CoordinatorNode implements AutoCloseable {
         leadershipCheck.close();
     }
 
-    /** Stops the control plane, the sweeper and the Raft server. */
+    /**
+     * Stops the node. A leader first hands its leadership to a caught-up follower (Raft leadership
+     * transfer: the follower starts an election at once instead of waiting out its election timeout), so a
+     * graceful stop costs the cluster a few milliseconds without a leader instead of a failover. Then it
+     * stops the control plane, the sweeper and the Raft server.
+     */
     @Override
     public void close() {
+        handOverLeadership();
         closed = true;
         controlPlane.shutdownNow();
         sweeper.shutdownNow();
@@ -536,6 +544,32 @@ public final class CoordinatorNode implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** If this node leads, asks each other member in turn to take over, until one does (bounded). */
+    private void handOverLeadership() {
+        if (closed || !isLeader() || group.getPeers().size() < 2) {
+            return;
+        }
+        long timeoutMillis = Math.max(electionTimeoutMax.toMillis(), 1_000);
+        RaftPeerId self = RaftPeerId.valueOf(id);
+        for (org.apache.ratis.protocol.RaftPeer peer : group.getPeers()) {
+            if (peer.getId().equals(self)) {
+                continue;
+            }
+            try (org.apache.ratis.client.RaftClient client = org.apache.ratis.client.RaftClient.newBuilder()
+                    .setProperties(new RaftProperties()).setParameters(parameters).setRaftGroup(group).setLeaderId(self)
+                    .setRetryPolicy(org.apache.ratis.retry.RetryPolicies.noRetry()).build()) {
+                if (client.admin().transferLeadership(peer.getId(), self, timeoutMillis).isSuccess()) {
+                    LOG.info("coordinator {} handed its leadership to {} before stopping", id, peer.getId());
+                    return;
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.debug("coordinator {} could not hand its leadership to {}: {}", id, peer.getId(), e.toString());
+            }
+        }
+        LOG.warn("coordinator {} stops while leading: no other member took over; they elect a leader after their "
+                + "election timeout", id);
     }
 
     /**
