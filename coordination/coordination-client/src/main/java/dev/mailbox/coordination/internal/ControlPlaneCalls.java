@@ -133,13 +133,29 @@ final class ControlPlaneCalls implements AutoCloseable {
      */
     <R> CompletableFuture<R> call(Function<ControlPlaneGrpc.ControlPlaneFutureStub, ListenableFuture<R>> rpc,
                                   long attemptMillis) {
+        return call(rpc, attemptMillis, true);
+    }
+
+    /**
+     * One call with failover.
+     *
+     * @param rpc            the call on a stub
+     * @param attemptMillis  how long one attempt may take
+     * @param abandonStalled whether an attempt whose coordinator stops answering while another leads may be
+     *                       given up and sent to the leader; false for a call that must not run twice (an
+     *                       import, a membership change), which then waits for its deadline
+     * @param <R>            its reply
+     * @return the reply, or the failure as a {@link CoordinationException}
+     */
+    <R> CompletableFuture<R> call(Function<ControlPlaneGrpc.ControlPlaneFutureStub, ListenableFuture<R>> rpc,
+                                  long attemptMillis, boolean abandonStalled) {
         CompletableFuture<R> result = new CompletableFuture<>();
-        attempt(rpc, attemptMillis, 1, result);
+        attempt(rpc, attemptMillis, 1, result, abandonStalled);
         return result;
     }
 
     private <R> void attempt(Function<ControlPlaneGrpc.ControlPlaneFutureStub, ListenableFuture<R>> rpc,
-                             long attemptMillis, int attempt, CompletableFuture<R> result) {
+                             long attemptMillis, int attempt, CompletableFuture<R> result, boolean abandonStalled) {
         int index = Math.floorMod(current.get(), channels.size());
         ListenableFuture<R> future;
         try {
@@ -149,7 +165,8 @@ final class ControlPlaneCalls implements AutoCloseable {
             result.completeExceptionally(failure(e, index));
             return;
         }
-        java.util.concurrent.ScheduledFuture<?> stall = channels.size() == 1 || attemptMillis <= STALL_MILLIS ? null
+        java.util.concurrent.ScheduledFuture<?> stall = !abandonStalled || channels.size() == 1
+                || attemptMillis <= STALL_MILLIS ? null
                 : scheduleQuietly(() -> checkStalled(future, index), STALL_MILLIS);
         Futures.addCallback(future, new FutureCallback<>() {
             @Override
@@ -175,7 +192,7 @@ final class ControlPlaneCalls implements AutoCloseable {
                 }
                 // this coordinator is down or has no leader to forward to: move on, and wait for a leader
                 current.compareAndSet(index, index + 1);
-                retryAtLeader(rpc, attemptMillis, attempt + 1, result, e,
+                retryAtLeader(rpc, attemptMillis, attempt + 1, result, e, abandonStalled,
                         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(callTimeout.toMillis(), 1_000)));
             }
         }, MoreExecutors.directExecutor());
@@ -184,15 +201,20 @@ final class ControlPlaneCalls implements AutoCloseable {
     /**
      * An attempt has had no answer for {@link #STALL_MILLIS}: if its coordinator is frozen or cut off, the
      * attempt would only end at its deadline (seconds), long after the others elected a new leader. Ask
-     * every coordinator who leads; if another one does now, give up on this attempt (it fails as
-     * UNAVAILABLE and is retried there: every call this client retries is idempotent on the coordinator).
+     * every coordinator who leads; if another one does now and the attempt's own coordinator does not
+     * answer at all, give up on this attempt (it fails as UNAVAILABLE and is retried at the leader).
      */
     private void checkStalled(ListenableFuture<?> future, int index) {
         if (future.isDone()) {
             return;
         }
-        discoverLeader().whenComplete((found, e) -> {
-            if (Boolean.TRUE.equals(found) && Math.floorMod(current.get(), channels.size()) != index) {
+        java.util.Set<Integer> answered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        discoverLeader(true, answered).whenComplete((found, e) -> {
+            // only a coordinator that does not even answer its status is given up on: one that answers is
+            // working on the call (a large import, a forwarded write), and a second attempt elsewhere could
+            // run a call twice that is not idempotent
+            if (Boolean.TRUE.equals(found) && Math.floorMod(current.get(), channels.size()) != index
+                    && !answered.contains(index)) {
                 future.cancel(true);
             } else if (!future.isDone()) {
                 scheduleQuietly(() -> checkStalled(future, index), STALL_MILLIS);
@@ -219,21 +241,23 @@ final class ControlPlaneCalls implements AutoCloseable {
      */
     private <R> void retryAtLeader(Function<ControlPlaneGrpc.ControlPlaneFutureStub, ListenableFuture<R>> rpc,
                                    long attemptMillis, int attempt, CompletableFuture<R> result,
-                                   CoordinationException last, long searchUntil) {
+                                   CoordinationException last, boolean abandonStalled, long searchUntil) {
         discoverLeader().whenComplete((found, ignored) -> {
             try {
                 boolean searching = System.nanoTime() - searchUntil < 0 && channels.size() > 1;
                 if (Boolean.TRUE.equals(found)) {
-                    scheduler.execute(() -> attempt(rpc, attemptMillis, attempt, result));
+                    scheduler.execute(() -> attempt(rpc, attemptMillis, attempt, result, abandonStalled));
                 } else if (searching) {
                     long pause = SEARCH_MILLIS / 2 + ThreadLocalRandom.current().nextLong(SEARCH_MILLIS + 1);
-                    scheduler.schedule(() -> retryAtLeader(rpc, attemptMillis, attempt, result, last, searchUntil),
+                    scheduler.schedule(() -> retryAtLeader(rpc, attemptMillis, attempt, result, last, abandonStalled,
+                            searchUntil),
                             pause, TimeUnit.MILLISECONDS);
                 } else if (attempt >= maxAttempts || channels.size() == 1) {
-                    scheduler.schedule(() -> attempt(rpc, attemptMillis, attempt, result), pause(attempt),
+                    scheduler.schedule(() -> attempt(rpc, attemptMillis, attempt, result, abandonStalled), pause(attempt),
                             TimeUnit.MILLISECONDS);
                 } else {
-                    scheduler.schedule(() -> retryAtLeader(rpc, attemptMillis, attempt + 1, result, last, searchUntil),
+                    scheduler.schedule(() -> retryAtLeader(rpc, attemptMillis, attempt + 1, result, last,
+                            abandonStalled, searchUntil),
                             pause(attempt), TimeUnit.MILLISECONDS);
                 }
             } catch (RuntimeException rejected) {
@@ -259,6 +283,14 @@ final class ControlPlaneCalls implements AutoCloseable {
      * Completes true as soon as one says it leads, false once all have answered or timed out without one.
      */
     private CompletableFuture<Boolean> discoverLeader() {
+        return discoverLeader(false, java.util.concurrent.ConcurrentHashMap.newKeySet());
+    }
+
+    /**
+     * @param waitAll  complete only once every endpoint answered or timed out, not at the first leader
+     * @param answered where the indexes of the endpoints that answered go
+     */
+    private CompletableFuture<Boolean> discoverLeader(boolean waitAll, java.util.Set<Integer> answered) {
         if (channels.size() == 1) {
             return CompletableFuture.completedFuture(false);
         }
@@ -269,8 +301,13 @@ final class ControlPlaneCalls implements AutoCloseable {
         // endpoints that timed out: a follower's hint can only be better than what the hinted one says itself
         // when the hinted one did not answer in time (busy); one that refused or answered "not me" is not it
         java.util.Set<Integer> slow = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        Runnable answered = () -> {
+        java.util.concurrent.atomic.AtomicBoolean leads = new java.util.concurrent.atomic.AtomicBoolean();
+        Runnable done = () -> {
             if (pending.decrementAndGet() == 0 && !outcome.isDone()) {
+                if (leads.get()) {
+                    outcome.complete(true);
+                    return;
+                }
                 String hint = hinted.get();
                 Integer at = hint == null ? null : endpointOf.get(hint);
                 boolean follow = at != null && slow.contains(at);
@@ -290,13 +327,17 @@ final class ControlPlaneCalls implements AutoCloseable {
                             public void onSuccess(ClusterStatusReply reply) {
                                 ClusterStatus status = Protos.fromProto(reply);
                                 endpointOf.put(status.nodeId(), index);
+                                answered.add(index);
                                 if (status.isLeader()) {
                                     current.set(index);
-                                    outcome.complete(true);
+                                    leads.set(true);
+                                    if (!waitAll) {
+                                        outcome.complete(true);
+                                    }
                                 } else if (status.leaderId() != null && status.fault() == null) {
                                     hinted.set(status.leaderId());
                                 }
-                                answered.run();
+                                done.run();
                             }
 
                             @Override
@@ -304,11 +345,11 @@ final class ControlPlaneCalls implements AutoCloseable {
                                 if (Status.fromThrowable(t).getCode() == Status.Code.DEADLINE_EXCEEDED) {
                                     slow.add(index);
                                 }
-                                answered.run();
+                                done.run();
                             }
                         }, MoreExecutors.directExecutor());
             } catch (RuntimeException e) {
-                answered.run();
+                done.run();
             }
         }
         return outcome;

@@ -554,8 +554,8 @@ public final class CoordinatorNode implements AutoCloseable {
         long timeoutMillis = Math.max(electionTimeoutMax.toMillis(), 1_000);
         RaftPeerId self = RaftPeerId.valueOf(id);
         for (org.apache.ratis.protocol.RaftPeer peer : group.getPeers()) {
-            if (peer.getId().equals(self)) {
-                continue;
+            if (peer.getId().equals(self) || !leadershipCheck.follows(peer, id)) {
+                continue; // a member that is down or follows someone else cannot take over: do not wait on it
             }
             try (org.apache.ratis.client.RaftClient client = org.apache.ratis.client.RaftClient.newBuilder()
                     .setProperties(new RaftProperties()).setParameters(parameters).setRaftGroup(group).setLeaderId(self)

@@ -146,8 +146,15 @@ public final class LeadershipCheck implements AutoCloseable {
         }
     }
 
-    /** Asks one member whom it follows: true if it is a follower of {@code leader}. */
-    private boolean follows(RaftPeer peer, String leader) {
+    /**
+     * Asks one member, now, whom it follows.
+     *
+     * @param peer   the member
+     * @param leader a node id
+     * @return true if it answered that it is a follower of {@code leader}; false if not, or if it did not
+     *         answer within the check's timeout
+     */
+    public boolean follows(RaftPeer peer, String leader) {
         try {
             GroupInfoReply reply = client(peer).getGroupManagementApi(peer.getId()).info(group.getGroupId());
             RoleInfoProto role = reply.getRoleInfoProto();
