@@ -188,7 +188,7 @@ final class CoordinationCommands {
             try {
                 raftSettings(this, b, p);
             } catch (IllegalArgumentException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e, null, null);
+                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
             }
             Files.createDirectories(dir);
             dev.mailbox.coordination.TlsFiles tls = security.tls(p);
