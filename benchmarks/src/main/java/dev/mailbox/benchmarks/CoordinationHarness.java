@@ -23,7 +23,8 @@ import java.util.stream.Stream;
 /**
  * The coordinator's figures on a 3-node {@link TestingCluster} in this JVM (loopback, temp data dirs,
  * fsync'd Ratis logs): acquire latency next to a bare Ratis write ({@link BareRatis}), concurrent acquires,
- * renewals, failover after a crash, and a cluster holding 100,000 live leases.
+ * renewals, failover after a real crash (separate processes: {@link FailoverHarness}), and a cluster
+ * holding 100,000 live leases.
  *
  * <p>{@code java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.CoordinationHarness [--quick]}
  */
@@ -68,7 +69,7 @@ public final class CoordinationHarness {
             }
             concurrentAcquires();
             renewals(client);
-            failover(client);
+            failover();
             manyLeases(client);
         }
     }
@@ -187,29 +188,26 @@ public final class CoordinationHarness {
                 Rounds.percentile(sorted, 99) <= 10_000_000 ? "MET" : "MISSED", Rounds.percentile(sorted, 99) / 1e6);
     }
 
-    /** Kill the leader, time the next successful acquire through the client. */
-    private void failover(CoordinationClient client) throws Exception {
-        int kills = quick ? 5 : 20;
-        long[] times = new long[kills];
-        for (int k = 0; k < kills; k++) {
-            String leader = awaitLeader();
-            client.leases().acquire(next("pre"), HOLDER); // the client talks to the leader now
-            // its Raft server stops first, as in a crash: it neither commits nor answers from then on
-            Thread killer = new Thread(() -> cluster.kill(leader));
-            long t0 = System.nanoTime();
-            killer.start();
-            client.leases().acquire(next("failover"), HOLDER);
-            times[k] = System.nanoTime() - t0;
-            killer.join();
-            cluster.start(leader);
-            cluster.awaitIdenticalState(PATIENCE);
+    /**
+     * Failover is not measured on this in-JVM cluster: stopping a node in this JVM is not a crash (it used
+     * to close the control plane first while the old leader's Ratis server went on committing, so a retry
+     * forwarded through a follower succeeded in ~10 ms and the figure measured nothing). It runs
+     * {@link FailoverHarness} instead: three {@code mailboxctl coordinator start} processes, the leader
+     * killed with SIGKILL, when the mailboxctl jar is there.
+     */
+    private void failover() throws Exception {
+        java.nio.file.Path jar = java.nio.file.Path.of("cli/target/mailboxctl.jar");
+        System.out.printf(Locale.ROOT, "%n4. failover: leader of 3 separate processes killed with SIGKILL -> next "
+                + "acquire succeeds%n");
+        if (!java.nio.file.Files.isRegularFile(jar)) {
+            System.out.println("   skipped: no " + jar + " (mvn -q -pl cli -am package -DskipTests); or run "
+                    + "dev.mailbox.benchmarks.FailoverHarness");
+            return;
         }
-        Arrays.sort(times);
-        System.out.printf(Locale.ROOT, "%n4. failover: leader crashed (Raft server stopped first) -> next acquire succeeds,"
-                + " %d crashes%n", kills);
-        Rounds.latencyRow("kill to next successful acquire", times);
-        System.out.printf(Locale.ROOT, "   %-64s %s (p99 %.0f ms, target <= 1,000 ms, goal 500 ms)%n", "failover p99",
-                Rounds.percentile(times, 99) <= 1_000_000_000L ? "MET" : "MISSED", Rounds.percentile(times, 99) / 1e6);
+        try (FailoverHarness h = new FailoverHarness(jar, java.util.List.of())) {
+            h.startAll();
+            h.kills(quick ? 5 : 20);
+        }
     }
 
     /** 100,000 live leases: snapshot time, restart to serving, heap. */

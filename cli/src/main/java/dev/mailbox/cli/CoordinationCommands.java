@@ -67,7 +67,11 @@ final class CoordinationCommands {
                     "Standalone: --id n1 --raft 127.0.0.1:7000. Cluster member: also --peer n2=host:port for each "
                             + "other member, or all of it in --config FILE (keys: id, cluster, data-dir, raft, "
                             + "control-plane, metrics, initial-cluster-state, peers=n1=host:port,n2=host:port, "
-                            + "tls-cert, tls-key, tls-ca, tls-client-auth, tokens, access, require-security)."})
+                            + "tls-cert, tls-key, tls-ca, tls-client-auth, tokens, access, require-security, "
+                            + "election-timeout-min-ms, election-timeout-max-ms, raft-request-timeout-ms, pre-vote, "
+                            + "leader-lease-ratio, snapshot-every, snapshot-retention, "
+                            + "read-consistency=OPERATION=LEVEL,...).",
+                    "A flag wins over the same key in the file."})
     static final class Start implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -103,6 +107,41 @@ final class CoordinationCommands {
                 + "start only); existing: the cluster exists (every later start, and a member being added). Only "
                 + "matters when the data dir is empty (default: new)")
         String clusterState;
+
+        @Option(names = "--election-timeout-min-ms", description = "the shortest election timeout: how long a "
+                + "follower waits without a heartbeat before it asks for votes; heartbeats go every half of it "
+                + "(default: 150)")
+        Long electionMin;
+
+        @Option(names = "--election-timeout-max-ms", description = "the longest election timeout; each wait is drawn "
+                + "between the two (default: twice the shortest)")
+        Long electionMax;
+
+        @Option(names = "--raft-request-timeout-ms", description = "how long a Raft request between coordinators may "
+                + "take before it is sent again, at least the longest election timeout (default: 3000)")
+        Long raftRequestTimeout;
+
+        @Option(names = "--pre-vote", arity = "1", paramLabel = "true|false", description = "ask for a pre-vote "
+                + "before a real election, so that a node that was cut off cannot depose a healthy leader "
+                + "(default: true)")
+        String preVote;
+
+        @Option(names = "--leader-lease-ratio", description = "the leader serves leader-lease reads and renewals "
+                + "from its own state for this fraction of the shortest election timeout after a majority last "
+                + "acknowledged it, (0, 1] (default: 0.9)")
+        String leaderLeaseRatio;
+
+        @Option(names = "--snapshot-every", description = "take a snapshot after this many log entries (default: 10000)")
+        Long snapshotEvery;
+
+        @Option(names = "--snapshot-retention", description = "how many snapshots to keep (default: 2)")
+        Integer snapshotRetention;
+
+        @Option(names = "--read-consistency", paramLabel = "OPERATION=LEVEL", description = "the consistency of a read "
+                + "whose request does not choose one (repeatable). OPERATION: get-lease, list-leases, list-nodes, "
+                + "partition-map, get-namespace, list-namespaces, list-routes, export-state; LEVEL: stale, "
+                + "leader-lease, linearizable (default: leader-lease for every read)")
+        List<String> readConsistency = new ArrayList<>();
 
         @Override
         public Integer call() throws Exception {
@@ -143,10 +182,15 @@ final class CoordinationCommands {
                     members.put(peerId, address(peer.substring(eq + 1).trim(), "--peer " + peerId));
                 }
             }
-            Files.createDirectories(dir);
             CoordinatorNode.Builder b = CoordinatorNode.builder(nodeId).cluster(name).peers(members).dataDir(dir)
                     .controlPlane(address(plane, "--control-plane")).clusterState(state)
                     .requireSecurity(security.require(p));
+            try {
+                raftSettings(this, b, p);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+            }
+            Files.createDirectories(dir);
             dev.mailbox.coordination.TlsFiles tls = security.tls(p);
             if (tls != null) {
                 b.tls(tls);
@@ -186,6 +230,114 @@ final class CoordinationCommands {
             }));
             stopped.await();
             return 0;
+        }
+    }
+
+    /**
+     * Applies the Raft timings, snapshot and read settings from the flags, else from the config file's keys
+     * of the same names; what neither gives keeps the builder's default.
+     *
+     * @throws IllegalArgumentException naming the flag or key and what it takes, for a bad value
+     */
+    static void raftSettings(Start s, CoordinatorNode.Builder b, Properties p) {
+        Long min = longSetting(s.electionMin, p, "election-timeout-min-ms");
+        Long max = longSetting(s.electionMax, p, "election-timeout-max-ms");
+        if (min != null || max != null) {
+            long lo = min != null ? min : 150;
+            long hi = max != null ? max : (min != null ? lo * 2 : 300);
+            try {
+                b.electionTimeout(java.time.Duration.ofMillis(lo), java.time.Duration.ofMillis(hi));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--election-timeout-min-ms/--election-timeout-max-ms: "
+                        + e.getMessage(), e);
+            }
+        }
+        Long request = longSetting(s.raftRequestTimeout, p, "raft-request-timeout-ms");
+        if (request != null) {
+            b.raftRequestTimeout(java.time.Duration.ofMillis(request));
+        }
+        String preVote = s.preVote != null ? s.preVote : p.getProperty("pre-vote");
+        if (preVote != null) {
+            String v = preVote.trim().toLowerCase(java.util.Locale.ROOT);
+            if (!v.equals("true") && !v.equals("false")) {
+                throw new IllegalArgumentException("--pre-vote (key pre-vote) must be true or false, was '" + preVote + "'");
+            }
+            b.preVote(Boolean.parseBoolean(v));
+        }
+        String ratio = s.leaderLeaseRatio != null ? s.leaderLeaseRatio : p.getProperty("leader-lease-ratio");
+        if (ratio != null) {
+            double r;
+            try {
+                r = Double.parseDouble(ratio.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--leader-lease-ratio (key leader-lease-ratio) must be a number in "
+                        + "(0, 1], was '" + ratio + "'");
+            }
+            try {
+                b.leaderLeaseRatio(r);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--leader-lease-ratio: " + e.getMessage(), e);
+            }
+        }
+        Long every = longSetting(s.snapshotEvery, p, "snapshot-every");
+        if (every != null) {
+            try {
+                b.snapshotEvery(every);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--snapshot-every: " + e.getMessage(), e);
+            }
+        }
+        Long retention = longSetting(s.snapshotRetention == null ? null : s.snapshotRetention.longValue(), p,
+                "snapshot-retention");
+        if (retention != null) {
+            if (retention < 1 || retention > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("--snapshot-retention must be 1 or more, was " + retention);
+            }
+            b.snapshotRetention(retention.intValue());
+        }
+        List<String> reads = new ArrayList<>();
+        if (p.getProperty("read-consistency") != null) {
+            reads.addAll(List.of(p.getProperty("read-consistency").split(",")));
+        }
+        reads.addAll(s.readConsistency); // flags last: they win
+        for (String read : reads) {
+            if (read.isBlank()) {
+                continue;
+            }
+            int eq = read.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("--read-consistency must be OPERATION=LEVEL, was '" + read + "'");
+            }
+            dev.mailbox.coordination.server.ReadOperation op;
+            try {
+                op = dev.mailbox.coordination.server.ReadOperation.parse(read.substring(0, eq));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--read-consistency: " + e.getMessage(), e);
+            }
+            String level = read.substring(eq + 1).trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_');
+            dev.mailbox.coordination.ReadConsistency c;
+            try {
+                c = dev.mailbox.coordination.ReadConsistency.valueOf(level);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--read-consistency " + op.key() + ": the level must be stale, "
+                        + "leader-lease or linearizable, was '" + read.substring(eq + 1).trim() + "'");
+            }
+            b.readConsistency(op, c);
+        }
+    }
+
+    private static Long longSetting(Long flag, Properties p, String key) {
+        if (flag != null) {
+            return flag;
+        }
+        String v = p.getProperty(key);
+        if (v == null) {
+            return null;
+        }
+        try {
+            return Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("key " + key + " in --config must be a whole number, was '" + v + "'");
         }
     }
 

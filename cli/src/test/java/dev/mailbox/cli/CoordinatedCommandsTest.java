@@ -156,6 +156,8 @@ class CoordinatedCommandsTest {
         java.nio.file.Path config = dir.resolve("c.properties");
         Files.writeString(config, "id=s1\ncluster=cli\nraft=127.0.0.1:" + raft + "\ncontrol-plane=127.0.0.1:" + plane
                 + "\nmetrics=127.0.0.1:" + metrics + "\ndata-dir=" + dir.resolve("data").toString().replace("\\", "/")
+                + "\nelection-timeout-min-ms=200\nelection-timeout-max-ms=400\npre-vote=true\nleader-lease-ratio=0.8"
+                + "\nsnapshot-every=5000\nsnapshot-retention=3\nread-consistency=get-lease=stale,list-routes=linearizable"
                 + "\n");
         String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process p = new ProcessBuilder(javaBin, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
@@ -182,5 +184,38 @@ class CoordinatedCommandsTest {
             p.destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
         }
+    }
+
+    @Test
+    @DisplayName("coordinator start refuses bad Raft, snapshot and read settings, naming the flag or key")
+    void badRaftSettings() throws Exception {
+        java.nio.file.Path dir = Files.createTempDirectory("cli-bad");
+        String data = dir.resolve("data").toString();
+        Run low = run("coordinator", "start", "--data-dir", data, "--election-timeout-min-ms", "20");
+        assertThat(low.exitCode()).isEqualTo(2);
+        assertThat(low.err()).contains("--election-timeout-min-ms").contains("at least 50 ms, was 20 ms");
+        Run inverted = run("coordinator", "start", "--data-dir", data, "--election-timeout-min-ms", "300",
+                "--election-timeout-max-ms", "200");
+        assertThat(inverted.exitCode()).isEqualTo(2);
+        assertThat(inverted.err()).contains("more than the shortest (300 ms), was 200 ms");
+        Run op = run("coordinator", "start", "--data-dir", data, "--read-consistency", "get-leases=stale");
+        assertThat(op.exitCode()).isEqualTo(2);
+        assertThat(op.err()).contains("unknown read operation 'get-leases'").contains("list-routes");
+        Run level = run("coordinator", "start", "--data-dir", data, "--read-consistency", "get-lease=fresh");
+        assertThat(level.exitCode()).isEqualTo(2);
+        assertThat(level.err()).contains("stale, leader-lease or linearizable, was 'fresh'");
+        java.nio.file.Path config = dir.resolve("c.properties");
+        Files.writeString(config, "pre-vote=maybe\n");
+        Run preVote = run("coordinator", "start", "--data-dir", data, "--config", config.toString());
+        assertThat(preVote.exitCode()).isEqualTo(2);
+        assertThat(preVote.err()).contains("pre-vote").contains("true or false, was 'maybe'");
+        Files.writeString(config, "snapshot-every=often\n");
+        Run every = run("coordinator", "start", "--data-dir", data, "--config", config.toString());
+        assertThat(every.exitCode()).isEqualTo(2);
+        assertThat(every.err()).contains("key snapshot-every").contains("whole number, was 'often'");
+        Run ratio = run("coordinator", "start", "--data-dir", data, "--leader-lease-ratio", "2");
+        assertThat(ratio.exitCode()).isEqualTo(2);
+        assertThat(ratio.err()).contains("more than 0 and at most 1, was 2.0");
+        assertThat(Files.exists(dir.resolve("data"))).as("nothing is created for a refused start").isFalse();
     }
 }

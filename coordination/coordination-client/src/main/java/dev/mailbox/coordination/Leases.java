@@ -1,5 +1,6 @@
 package dev.mailbox.coordination;
 
+import org.jspecify.annotations.Nullable;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -116,30 +117,32 @@ public interface Leases {
      * @return its latest lease (live or ended) as the leader sees it, or empty if it never had one
      */
     default Optional<Lease> get(String mailboxId) {
-        return get(mailboxId, ReadConsistency.LEADER_LEASE);
+        return get(mailboxId, (ReadConsistency) null);
     }
 
     /**
      * @param mailboxId   the mailbox
-     * @param consistency how fresh the answer must be
+     * @param consistency how fresh the answer must be, or null for the coordinator's default for this read
+     *                    ({@link ReadConsistency#LEADER_LEASE} unless its operator chose otherwise)
      * @return its latest lease, or empty if it never had one
      */
-    Optional<Lease> get(String mailboxId, ReadConsistency consistency);
+    Optional<Lease> get(String mailboxId, @Nullable ReadConsistency consistency);
 
     /**
      * @param namespace a namespace, or "" for every namespace
      * @return every mailbox's latest lease in it, by mailbox id, as the leader sees it
      */
     default List<Lease> list(String namespace) {
-        return list(namespace, ReadConsistency.LEADER_LEASE);
+        return list(namespace, (ReadConsistency) null);
     }
 
     /**
      * @param namespace   a namespace, or "" for every namespace
-     * @param consistency how fresh the answer must be
+     * @param consistency how fresh the answer must be, or null for the coordinator's default for this read
+     *                    ({@link ReadConsistency#LEADER_LEASE} unless its operator chose otherwise)
      * @return every mailbox's latest lease in it, by mailbox id
      */
-    List<Lease> list(String namespace, ReadConsistency consistency);
+    List<Lease> list(String namespace, @Nullable ReadConsistency consistency);
 
     /**
      * Starts building a {@link LeaseKeeper} that acquires a mailbox and keeps it.

@@ -27,26 +27,28 @@ public interface Namespaces {
      * @return it, or empty if the leader does not know it
      */
     default Optional<NamespaceInfo> get(String name) {
-        return get(name, ReadConsistency.LEADER_LEASE);
+        return get(name, (ReadConsistency) null);
     }
 
     /**
      * @param name        a namespace
-     * @param consistency how fresh the answer must be
+     * @param consistency how fresh the answer must be, or null for the coordinator's default for this read
+     *                    ({@link ReadConsistency#LEADER_LEASE} unless its operator chose otherwise)
      * @return it, or empty if it does not exist
      */
-    Optional<NamespaceInfo> get(String name, ReadConsistency consistency);
+    Optional<NamespaceInfo> get(String name, @Nullable ReadConsistency consistency);
 
     /** @return every namespace, by name, as the leader has them */
     default List<NamespaceInfo> list() {
-        return list(ReadConsistency.LEADER_LEASE);
+        return list((ReadConsistency) null);
     }
 
     /**
-     * @param consistency how fresh the answer must be
+     * @param consistency how fresh the answer must be, or null for the coordinator's default for this read
+     *                    ({@link ReadConsistency#LEADER_LEASE} unless its operator chose otherwise)
      * @return every namespace, by name
      */
-    List<NamespaceInfo> list(ReadConsistency consistency);
+    List<NamespaceInfo> list(@Nullable ReadConsistency consistency);
 
     /**
      * Sets a namespace's lease policy; leases granted afterwards use it. The namespace need not have

@@ -1,5 +1,6 @@
 package dev.mailbox.coordination;
 
+import org.jspecify.annotations.Nullable;
 import java.time.Duration;
 import java.util.List;
 
@@ -22,23 +23,25 @@ public interface Nodes {
 
     /** @return every registered node, with whether it is up, as the leader has it */
     default List<NodeInfo> list() {
-        return list(ReadConsistency.LEADER_LEASE);
+        return list((ReadConsistency) null);
     }
 
     /**
-     * @param consistency how fresh the answer must be
+     * @param consistency how fresh the answer must be, or null for the coordinator's default for this read
+     *                    ({@link ReadConsistency#LEADER_LEASE} unless its operator chose otherwise)
      * @return every registered node, with whether it is up
      */
-    List<NodeInfo> list(ReadConsistency consistency);
+    List<NodeInfo> list(@Nullable ReadConsistency consistency);
 
     /** @return the partition map over the nodes that are up, as the leader has it */
     default PartitionMap partitionMap() {
-        return partitionMap(ReadConsistency.LEADER_LEASE);
+        return partitionMap((ReadConsistency) null);
     }
 
     /**
-     * @param consistency how fresh the answer must be
+     * @param consistency how fresh the answer must be, or null for the coordinator's default for this read
+     *                    ({@link ReadConsistency#LEADER_LEASE} unless its operator chose otherwise)
      * @return the partition map over the nodes that are up
      */
-    PartitionMap partitionMap(ReadConsistency consistency);
+    PartitionMap partitionMap(@Nullable ReadConsistency consistency);
 }

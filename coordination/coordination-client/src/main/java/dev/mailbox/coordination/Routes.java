@@ -1,5 +1,7 @@
 package dev.mailbox.coordination;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The routing table: where each mailbox is served, derived from its active lease. Get it from
  * {@link CoordinationClient#routes()}. Thread-safe.
@@ -15,14 +17,15 @@ public interface Routes {
 
     /** @return the routing table as the leader has it */
     default RoutingSnapshot list() {
-        return list(ReadConsistency.LEADER_LEASE);
+        return list((ReadConsistency) null);
     }
 
     /**
-     * @param consistency how fresh the answer must be
+     * @param consistency how fresh the answer must be, or null for the coordinator's default for this read
+     *                    ({@link ReadConsistency#LEADER_LEASE} unless its operator chose otherwise)
      * @return the routing table
      */
-    RoutingSnapshot list(ReadConsistency consistency);
+    RoutingSnapshot list(@Nullable ReadConsistency consistency);
 
     /**
      * Opens one WatchRoutes stream on the coordinator this client talks to. The stream does not

@@ -25,8 +25,11 @@ import java.util.function.Function;
 
 /**
  * How every control-plane call of one client travels: a channel per coordinator, the one believed to lead
- * first, and on UNAVAILABLE a search for the leader (all coordinators asked at once) and a retry there,
- * with exponential backoff while nobody leads, up to the client's attempt limit.
+ * first, and on UNAVAILABLE a search for the leader (all coordinators asked at once, again every
+ * {@value #SEARCH_MILLIS} ms or so while they elect one, following a follower's hint of who leads) and a
+ * retry there; an attempt that goes unanswered for {@value #STALL_MILLIS} ms while another coordinator
+ * leads is given up and retried there (its coordinator is frozen or cut off). After the search, exponential
+ * backoff up to the client's attempt limit.
  */
 final class ControlPlaneCalls implements AutoCloseable {
 
@@ -40,6 +43,15 @@ final class ControlPlaneCalls implements AutoCloseable {
     private final Duration backoff;
     private final Duration maxBackoff;
     private final AtomicInteger current = new AtomicInteger();
+    /** Coordinator id to the index of its endpoint, as their status replies said: to follow a leader hint. */
+    private final java.util.Map<String, Integer> endpointOf = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** How long one "who leads?" question to a coordinator may take. */
+    static final long PROBE_MILLIS = 250;
+    /** How often a client looking for a new leader asks again (with jitter: half to one and a half times). */
+    static final long SEARCH_MILLIS = 20;
+    /** How long an attempt may go unanswered before the client checks whether another coordinator leads. */
+    static final long STALL_MILLIS = 300;
     private final ScheduledThreadPoolExecutor scheduler;
 
     ControlPlaneCalls(List<String> endpoints, Duration callTimeout, int maxAttempts, Duration backoff,
@@ -121,13 +133,29 @@ final class ControlPlaneCalls implements AutoCloseable {
      */
     <R> CompletableFuture<R> call(Function<ControlPlaneGrpc.ControlPlaneFutureStub, ListenableFuture<R>> rpc,
                                   long attemptMillis) {
+        return call(rpc, attemptMillis, true);
+    }
+
+    /**
+     * One call with failover.
+     *
+     * @param rpc            the call on a stub
+     * @param attemptMillis  how long one attempt may take
+     * @param abandonStalled whether an attempt whose coordinator stops answering while another leads may be
+     *                       given up and sent to the leader; false for a call that must not run twice (an
+     *                       import, a membership change), which then waits for its deadline
+     * @param <R>            its reply
+     * @return the reply, or the failure as a {@link CoordinationException}
+     */
+    <R> CompletableFuture<R> call(Function<ControlPlaneGrpc.ControlPlaneFutureStub, ListenableFuture<R>> rpc,
+                                  long attemptMillis, boolean abandonStalled) {
         CompletableFuture<R> result = new CompletableFuture<>();
-        attempt(rpc, attemptMillis, 1, result);
+        attempt(rpc, attemptMillis, 1, result, abandonStalled);
         return result;
     }
 
     private <R> void attempt(Function<ControlPlaneGrpc.ControlPlaneFutureStub, ListenableFuture<R>> rpc,
-                             long attemptMillis, int attempt, CompletableFuture<R> result) {
+                             long attemptMillis, int attempt, CompletableFuture<R> result, boolean abandonStalled) {
         int index = Math.floorMod(current.get(), channels.size());
         ListenableFuture<R> future;
         try {
@@ -137,42 +165,99 @@ final class ControlPlaneCalls implements AutoCloseable {
             result.completeExceptionally(failure(e, index));
             return;
         }
+        java.util.concurrent.ScheduledFuture<?> stall = !abandonStalled || channels.size() == 1
+                || attemptMillis <= STALL_MILLIS ? null
+                : scheduleQuietly(() -> checkStalled(future, index), STALL_MILLIS);
         Futures.addCallback(future, new FutureCallback<>() {
             @Override
             public void onSuccess(R value) {
+                if (stall != null) {
+                    stall.cancel(false);
+                }
                 result.complete(value);
             }
 
             @Override
             public void onFailure(Throwable t) {
-                CoordinationException e = failure(t, index);
+                if (stall != null) {
+                    stall.cancel(false);
+                }
+                CoordinationException e = t instanceof java.util.concurrent.CancellationException
+                        ? new CoordinationException(CoordinationException.Reason.UNAVAILABLE, "coordinator "
+                                + endpoints.get(index) + " did not answer while another one leads", t)
+                        : failure(t, index);
                 if (!e.isRetryable() || attempt >= maxAttempts || scheduler.isShutdown()) {
                     result.completeExceptionally(e);
                     return;
                 }
                 // this coordinator is down or has no leader to forward to: move on, and wait for a leader
                 current.compareAndSet(index, index + 1);
-                retryAtLeader(rpc, attemptMillis, attempt + 1, result, e);
+                retryAtLeader(rpc, attemptMillis, attempt + 1, result, e, abandonStalled,
+                        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(callTimeout.toMillis(), 1_000)));
             }
         }, MoreExecutors.directExecutor());
     }
 
     /**
+     * An attempt has had no answer for {@link #STALL_MILLIS}: if its coordinator is frozen or cut off, the
+     * attempt would only end at its deadline (seconds), long after the others elected a new leader. Ask
+     * every coordinator who leads; if another one does now and the attempt's own coordinator does not
+     * answer at all, give up on this attempt (it fails as UNAVAILABLE and is retried at the leader).
+     */
+    private void checkStalled(ListenableFuture<?> future, int index) {
+        if (future.isDone()) {
+            return;
+        }
+        java.util.Set<Integer> answered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        discoverLeader(true, answered).whenComplete((found, e) -> {
+            // only a coordinator that does not even answer its status is given up on: one that answers is
+            // working on the call (a large import, a forwarded write), and a second attempt elsewhere could
+            // run a call twice that is not idempotent
+            if (Boolean.TRUE.equals(found) && Math.floorMod(current.get(), channels.size()) != index
+                    && !answered.contains(index)) {
+                future.cancel(true);
+            } else if (!future.isDone()) {
+                scheduleQuietly(() -> checkStalled(future, index), STALL_MILLIS);
+            }
+        });
+    }
+
+    private java.util.concurrent.@org.jspecify.annotations.Nullable ScheduledFuture<?> scheduleQuietly(Runnable task,
+                                                                                                      long millis) {
+        try {
+            return scheduler.schedule(task, millis, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            return null;
+        }
+    }
+
+    /**
      * Asks the coordinators who leads and retries there as soon as one does (while the cluster elects, a
-     * call to a follower would only wait in its forwarding client); without a leader it asks again after a
-     * growing pause, and once the attempts are used up it sends the call wherever it can.
+     * call to a follower would only wait in its forwarding client). While nobody leads it asks again every
+     * {@link #SEARCH_MILLIS} (with jitter), without using up attempts, until {@code searchUntil}: an
+     * election takes a few hundred milliseconds, and a client that backed off exponentially would notice
+     * the new leader long after it was elected. After that it falls back to retrying wherever it can, with
+     * exponential backoff, until the attempts are used up.
      */
     private <R> void retryAtLeader(Function<ControlPlaneGrpc.ControlPlaneFutureStub, ListenableFuture<R>> rpc,
                                    long attemptMillis, int attempt, CompletableFuture<R> result,
-                                   CoordinationException last) {
+                                   CoordinationException last, boolean abandonStalled, long searchUntil) {
         discoverLeader().whenComplete((found, ignored) -> {
             try {
-                if (Boolean.TRUE.equals(found) || attempt >= maxAttempts || channels.size() == 1) {
-                    long pause = Boolean.TRUE.equals(found) ? 0 : pause(attempt);
-                    scheduler.schedule(() -> attempt(rpc, attemptMillis, attempt, result), pause,
+                boolean searching = System.nanoTime() - searchUntil < 0 && channels.size() > 1;
+                if (Boolean.TRUE.equals(found)) {
+                    scheduler.execute(() -> attempt(rpc, attemptMillis, attempt, result, abandonStalled));
+                } else if (searching) {
+                    long pause = SEARCH_MILLIS / 2 + ThreadLocalRandom.current().nextLong(SEARCH_MILLIS + 1);
+                    scheduler.schedule(() -> retryAtLeader(rpc, attemptMillis, attempt, result, last, abandonStalled,
+                            searchUntil),
+                            pause, TimeUnit.MILLISECONDS);
+                } else if (attempt >= maxAttempts || channels.size() == 1) {
+                    scheduler.schedule(() -> attempt(rpc, attemptMillis, attempt, result, abandonStalled), pause(attempt),
                             TimeUnit.MILLISECONDS);
                 } else {
-                    scheduler.schedule(() -> retryAtLeader(rpc, attemptMillis, attempt + 1, result, last),
+                    scheduler.schedule(() -> retryAtLeader(rpc, attemptMillis, attempt + 1, result, last,
+                            abandonStalled, searchUntil),
                             pause(attempt), TimeUnit.MILLISECONDS);
                 }
             } catch (RuntimeException rejected) {
@@ -191,43 +276,83 @@ final class ControlPlaneCalls implements AutoCloseable {
     }
 
     /**
-     * Asks every endpoint who leads, briefly, and points this client at the leader's endpoint if one
-     * says it is the leader. Completes when all have answered or timed out.
+     * Asks every endpoint at once who leads, each for at most {@link #PROBE_MILLIS}, and points this client
+     * at the leader: an endpoint that says it leads, or failing that one that a follower names as its
+     * leader while the named one did not answer in time (busy, not gone: one that refused the connection
+     * or said it does not lead is not followed, so a stale hint naming a dead leader costs nothing).
+     * Completes true as soon as one says it leads, false once all have answered or timed out without one.
      */
     private CompletableFuture<Boolean> discoverLeader() {
+        return discoverLeader(false, java.util.concurrent.ConcurrentHashMap.newKeySet());
+    }
+
+    /**
+     * @param waitAll  complete only once every endpoint answered or timed out, not at the first leader
+     * @param answered where the indexes of the endpoints that answered go
+     */
+    private CompletableFuture<Boolean> discoverLeader(boolean waitAll, java.util.Set<Integer> answered) {
         if (channels.size() == 1) {
             return CompletableFuture.completedFuture(false);
         }
-        long deadline = Math.min(callTimeout.toMillis(), 500);
-        List<CompletableFuture<Boolean>> asks = new ArrayList<>();
+        long deadline = Math.min(callTimeout.toMillis(), PROBE_MILLIS);
+        CompletableFuture<Boolean> outcome = new CompletableFuture<>();
+        AtomicInteger pending = new AtomicInteger(channels.size());
+        java.util.concurrent.atomic.AtomicReference<String> hinted = new java.util.concurrent.atomic.AtomicReference<>();
+        // endpoints that timed out: a follower's hint can only be better than what the hinted one says itself
+        // when the hinted one did not answer in time (busy); one that refused or answered "not me" is not it
+        java.util.Set<Integer> slow = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.concurrent.atomic.AtomicBoolean leads = new java.util.concurrent.atomic.AtomicBoolean();
+        Runnable done = () -> {
+            if (pending.decrementAndGet() == 0 && !outcome.isDone()) {
+                if (leads.get()) {
+                    outcome.complete(true);
+                    return;
+                }
+                String hint = hinted.get();
+                Integer at = hint == null ? null : endpointOf.get(hint);
+                boolean follow = at != null && slow.contains(at);
+                if (follow) {
+                    current.set(at);
+                }
+                outcome.complete(follow);
+            }
+        };
         for (int i = 0; i < channels.size(); i++) {
             int index = i;
-            CompletableFuture<Boolean> ask = new CompletableFuture<>();
-            asks.add(ask);
             try {
                 Futures.addCallback(ControlPlaneGrpc.newFutureStub(channels.get(i))
                         .withDeadlineAfter(deadline, TimeUnit.MILLISECONDS)
                         .clusterStatus(ClusterStatusRequest.getDefaultInstance()), new FutureCallback<>() {
                             @Override
                             public void onSuccess(ClusterStatusReply reply) {
-                                boolean leads = Protos.fromProto(reply).isLeader();
-                                if (leads) {
+                                ClusterStatus status = Protos.fromProto(reply);
+                                endpointOf.put(status.nodeId(), index);
+                                answered.add(index);
+                                if (status.isLeader()) {
                                     current.set(index);
+                                    leads.set(true);
+                                    if (!waitAll) {
+                                        outcome.complete(true);
+                                    }
+                                } else if (status.leaderId() != null && status.fault() == null) {
+                                    hinted.set(status.leaderId());
                                 }
-                                ask.complete(leads);
+                                done.run();
                             }
 
                             @Override
                             public void onFailure(Throwable t) {
-                                ask.complete(false);
+                                if (Status.fromThrowable(t).getCode() == Status.Code.DEADLINE_EXCEEDED) {
+                                    slow.add(index);
+                                }
+                                done.run();
                             }
                         }, MoreExecutors.directExecutor());
             } catch (RuntimeException e) {
-                ask.complete(false);
+                done.run();
             }
         }
-        return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
-                .thenApply(v -> asks.stream().anyMatch(CompletableFuture::join));
+        return outcome;
     }
 
     /** Asks every endpoint for its status once, without retrying. */
@@ -253,6 +378,10 @@ final class ControlPlaneCalls implements AutoCloseable {
      */
     CoordinationException failure(Throwable t, int index) {
         Status status = Status.fromThrowable(t);
+        if (status.getCode() == Status.Code.UNKNOWN && closedConnection(t)) {
+            // the coordinator went away with the call in flight (gRPC says UNKNOWN: channel closed)
+            status = Status.UNAVAILABLE.withDescription("the connection closed during the call").withCause(t);
+        }
         CoordinationException.Reason reason = switch (status.getCode()) {
             case INVALID_ARGUMENT -> CoordinationException.Reason.INVALID_ARGUMENT;
             case NOT_FOUND -> CoordinationException.Reason.NOT_FOUND;
@@ -271,6 +400,15 @@ final class ControlPlaneCalls implements AutoCloseable {
             message = status.getCode() + ": " + message;
         }
         return new CoordinationException(reason, message, t);
+    }
+
+    private static boolean closedConnection(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof java.nio.channels.ClosedChannelException || c instanceof java.io.IOException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

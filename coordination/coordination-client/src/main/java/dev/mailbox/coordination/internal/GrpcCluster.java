@@ -39,7 +39,7 @@ final class GrpcCluster implements Cluster {
         CoordinationLimits.require(CoordinationLimits.nodeIdProblem(nodeId));
         CoordinationLimits.require(CoordinationLimits.addressProblem(raftAddress));
         AddMemberRequest r = AddMemberRequest.newBuilder().setNodeId(nodeId).setRaftAddress(raftAddress).build();
-        return CoordinationException.await(calls.call(s -> s.addMember(r), MEMBERSHIP_MILLIS)
+        return CoordinationException.await(calls.call(s -> s.addMember(r), MEMBERSHIP_MILLIS, false)
                 .thenApply(GrpcCluster::members));
     }
 
@@ -47,7 +47,7 @@ final class GrpcCluster implements Cluster {
     public Map<String, String> removeMember(String nodeId) {
         CoordinationLimits.require(CoordinationLimits.nodeIdProblem(nodeId));
         RemoveMemberRequest r = RemoveMemberRequest.newBuilder().setNodeId(nodeId).build();
-        return CoordinationException.await(calls.call(s -> s.removeMember(r), MEMBERSHIP_MILLIS)
+        return CoordinationException.await(calls.call(s -> s.removeMember(r), MEMBERSHIP_MILLIS, false)
                 .thenApply(GrpcCluster::members));
     }
 
@@ -61,7 +61,7 @@ final class GrpcCluster implements Cluster {
     public Imported importState(byte[] state) {
         CoordinationLimits.require(CoordinationLimits.exportedStateProblem(state.length));
         ImportStateRequest r = ImportStateRequest.newBuilder().setSnapshot(ByteString.copyFrom(state)).build();
-        return CoordinationException.await(calls.call(s -> s.importState(r))
+        return CoordinationException.await(calls.call(s -> s.importState(r), calls.callTimeout().toMillis(), false)
                 .thenApply(x -> new Imported(x.getNamespaces(), x.getLeases(), x.getNodes())));
     }
 

@@ -169,14 +169,14 @@ final class GrpcLeases implements Leases {
     }
 
     @Override
-    public Optional<Lease> get(String mailboxId, ReadConsistency consistency) {
+    public Optional<Lease> get(String mailboxId, @org.jspecify.annotations.Nullable ReadConsistency consistency) {
         GetLeaseRequest r = GetLeaseRequest.newBuilder().setMailboxId(CoordinationLimits.requireMailboxId(mailboxId))
                 .setConsistency(Protos.toProto(consistency)).build();
         return found(() -> CoordinationException.await(calls.call(s -> s.getLease(r)).thenApply(GrpcLeases::lease)));
     }
 
     @Override
-    public List<Lease> list(String namespace, ReadConsistency consistency) {
+    public List<Lease> list(String namespace, @org.jspecify.annotations.Nullable ReadConsistency consistency) {
         require(CoordinationLimits.namespaceFilterProblem(namespace));
         ListLeasesRequest r = ListLeasesRequest.newBuilder().setNamespace(namespace)
                 .setConsistency(Protos.toProto(consistency)).build();

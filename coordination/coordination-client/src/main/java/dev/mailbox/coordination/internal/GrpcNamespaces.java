@@ -44,7 +44,7 @@ final class GrpcNamespaces implements Namespaces {
     }
 
     @Override
-    public Optional<NamespaceInfo> get(String name, ReadConsistency consistency) {
+    public Optional<NamespaceInfo> get(String name, @org.jspecify.annotations.Nullable ReadConsistency consistency) {
         GetNamespaceRequest r = GetNamespaceRequest.newBuilder().setName(CoordinationLimits.requireNamespace(name))
                 .setConsistency(Protos.toProto(consistency)).build();
         return GrpcLeases.found(() -> CoordinationException.await(calls.call(s -> s.getNamespace(r))
@@ -52,7 +52,7 @@ final class GrpcNamespaces implements Namespaces {
     }
 
     @Override
-    public List<NamespaceInfo> list(ReadConsistency consistency) {
+    public List<NamespaceInfo> list(@org.jspecify.annotations.Nullable ReadConsistency consistency) {
         ListNamespacesRequest r = ListNamespacesRequest.newBuilder().setConsistency(Protos.toProto(consistency)).build();
         return CoordinationException.await(calls.call(s -> s.listNamespaces(r))
                 .thenApply(reply -> reply.getNamespacesList().stream().map(Protos::fromProto).toList()));

@@ -38,14 +38,14 @@ final class GrpcNodes implements Nodes {
     }
 
     @Override
-    public List<NodeInfo> list(ReadConsistency consistency) {
+    public List<NodeInfo> list(@org.jspecify.annotations.Nullable ReadConsistency consistency) {
         ListNodesRequest r = ListNodesRequest.newBuilder().setConsistency(Protos.toProto(consistency)).build();
         return CoordinationException.await(calls.call(s -> s.listNodes(r))
                 .thenApply(reply -> reply.getNodesList().stream().map(Protos::fromProto).toList()));
     }
 
     @Override
-    public PartitionMap partitionMap(ReadConsistency consistency) {
+    public PartitionMap partitionMap(@org.jspecify.annotations.Nullable ReadConsistency consistency) {
         GetPartitionMapRequest r = GetPartitionMapRequest.newBuilder().setConsistency(Protos.toProto(consistency))
                 .build();
         return CoordinationException.await(calls.call(s -> s.getPartitionMap(r))

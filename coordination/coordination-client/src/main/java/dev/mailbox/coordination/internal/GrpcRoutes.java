@@ -25,7 +25,7 @@ final class GrpcRoutes implements Routes {
     }
 
     @Override
-    public RoutingSnapshot list(ReadConsistency consistency) {
+    public RoutingSnapshot list(@org.jspecify.annotations.Nullable ReadConsistency consistency) {
         ListRoutesRequest r = ListRoutesRequest.newBuilder().setConsistency(Protos.toProto(consistency)).build();
         return CoordinationException.await(calls.call(s -> s.listRoutes(r))
                 .thenApply(reply -> new RoutingSnapshot(reply.getRevision(), reply.getRoutesList().stream()

@@ -86,7 +86,11 @@ public final class Protos {
         return new dev.mailbox.coordination.PartitionMap.Range(p.getStart(), p.getEnd(), p.getNodeId());
     }
 
-    public static dev.mailbox.coordination.proto.Consistency toProto(dev.mailbox.coordination.ReadConsistency c) {
+    public static dev.mailbox.coordination.proto.Consistency toProto(
+            dev.mailbox.coordination.@org.jspecify.annotations.Nullable ReadConsistency c) {
+        if (c == null) {
+            return dev.mailbox.coordination.proto.Consistency.CONSISTENCY_UNSPECIFIED; // the coordinator's default
+        }
         return switch (c) {
             case STALE -> dev.mailbox.coordination.proto.Consistency.STALE;
             case LEADER_LEASE -> dev.mailbox.coordination.proto.Consistency.LEADER_LEASE;

@@ -85,13 +85,19 @@ public final class CoordinatorNode implements AutoCloseable {
     /** How much a data dir must take before a node whose log failed tries its Raft server again. */
     private static final int SPACE_PROBE_BYTES = LOG_PREALLOCATION_BYTES + (1 << 20);
     private static final long PROBE_MILLIS = 1_000;
+    /** The default shortest election timeout. */
+    static final Duration DEFAULT_ELECTION_TIMEOUT_MIN = Duration.ofMillis(150);
+    /** The default longest election timeout. */
+    static final Duration DEFAULT_ELECTION_TIMEOUT_MAX = Duration.ofMillis(300);
 
     private final String id;
+    private final Duration electionTimeoutMax;
     private final RaftGroup group;
     private final Path dataDir;
     private final RaftProperties properties;
     private final org.apache.ratis.conf.Parameters parameters;
     private final RaftGateway gateway;
+    private final dev.mailbox.coordination.server.internal.LeadershipCheck leadershipCheck;
     private final Server controlPlane;
     private final ScheduledExecutorService sweeper;
     private final Meters meters;
@@ -113,12 +119,16 @@ public final class CoordinatorNode implements AutoCloseable {
         Security.check("coordinator " + b.id, b.tls != null, b.access != null, b.requireSecurity,
                 b.controlPlane, b.peers.get(b.id));
         this.id = b.id;
+        this.electionTimeoutMax = b.electionTimeoutMax;
         this.dataDir = dataDir;
         this.onFatal = b.onFatal;
         this.group = RaftGateway.group(b.cluster, b.peers);
         this.meters = new Meters(b.registry, Tag.of("coordinator", b.id));
         this.properties = properties(b, dataDir);
         this.parameters = RaftGateway.parameters(b.tls);
+        this.leadershipCheck = new dev.mailbox.coordination.server.internal.LeadershipCheck(
+                () -> raft == null ? null : raft.server(), group, parameters,
+                Math.max(b.electionTimeoutMax.toMillis(), 1_000));
         // a data dir that already holds this group is recovered (log + snapshot), never formatted
         boolean existing = Files.isRegularFile(dataDir.resolve(group.getGroupId().getUuid().toString())
                 .resolve("current").resolve("raft-meta"));
@@ -140,7 +150,7 @@ public final class CoordinatorNode implements AutoCloseable {
         chain.add(new Caller(policy));
         chain.add(meters.callTimer("mailbox.controlplane.requests"));
         this.controlPlane = cp.addService(ServerInterceptors.intercept(new ControlPlaneService(new ServiceView(),
-                gateway, b.maxWatchBacklog), chain)).build();
+                gateway, b.maxWatchBacklog, readDefaults(b.reads)), chain)).build();
         try {
             controlPlane.start();
         } catch (IOException e) {
@@ -163,11 +173,13 @@ public final class CoordinatorNode implements AutoCloseable {
         InetSocketAddress self = b.peers.get(b.id);
         GrpcConfigKeys.Server.setHost(p, self.getHostString());
         GrpcConfigKeys.Server.setPort(p, self.getPort());
-        RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(b.electionTimeout.toMillis(), TimeUnit.MILLISECONDS));
-        RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(b.electionTimeout.toMillis() * 2, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(b.electionTimeoutMin));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(b.electionTimeoutMax));
+        RaftServerConfigKeys.Rpc.setRequestTimeout(p, millis(b.raftRequestTimeout()));
+        RaftServerConfigKeys.LeaderElection.setPreVote(p, b.preVote);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, b.snapshotEvery);
-        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
+        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, b.snapshotRetention);
         // the log before a snapshot is dropped, so a restart really starts from the snapshot
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
         RaftServerConfigKeys.Log.setPreallocatedSize(p, org.apache.ratis.util.SizeInBytes.valueOf(LOG_PREALLOCATION_BYTES));
@@ -182,11 +194,24 @@ public final class CoordinatorNode implements AutoCloseable {
         // ...and the leader answers them from its own state while its lease (a fraction of the shortest
         // election timeout since a quorum last acknowledged it) holds: renewals without a round trip
         RaftServerConfigKeys.Read.setLeaderLeaseEnabled(p, true);
+        RaftServerConfigKeys.Read.setLeaderLeaseTimeoutRatio(p, b.leaderLeaseRatio);
         return p;
+    }
+
+    private static Map<String, dev.mailbox.coordination.proto.Consistency> readDefaults(
+            Map<ReadOperation, dev.mailbox.coordination.ReadConsistency> reads) {
+        Map<String, dev.mailbox.coordination.proto.Consistency> out = new LinkedHashMap<>();
+        reads.forEach((op, c) -> out.put(op.key(), dev.mailbox.coordination.internal.Protos.toProto(c)));
+        return out;
+    }
+
+    private static TimeDuration millis(Duration d) {
+        return TimeDuration.valueOf(d.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     private Raft startRaft(RaftGroup bootstrap, RaftStorage.StartupOption option) throws IOException {
         LeaseStateMachine stateMachine = new LeaseStateMachine(health);
+        stateMachine.useLeadershipCheck(leadershipCheck);
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(id)).setGroup(bootstrap)
                 .setStateMachine(stateMachine).setProperties(properties).setParameters(parameters).setOption(option)
                 .build();
@@ -496,21 +521,55 @@ public final class CoordinatorNode implements AutoCloseable {
         sweeper.shutdownNow();
         meters.close();
         gateway.close();
+        leadershipCheck.close();
     }
 
-    /** Stops the control plane, the sweeper and the Raft server. */
+    /**
+     * Stops the node. A leader first hands its leadership to a caught-up follower (Raft leadership
+     * transfer: the follower starts an election at once instead of waiting out its election timeout), so a
+     * graceful stop costs the cluster a few milliseconds without a leader instead of a failover. Then it
+     * stops the control plane, the sweeper and the Raft server.
+     */
     @Override
     public void close() {
+        handOverLeadership();
         closed = true;
         controlPlane.shutdownNow();
         sweeper.shutdownNow();
         meters.close();
         gateway.close();
+        leadershipCheck.close();
         try {
             raft.server().close();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** If this node leads, asks each other member in turn to take over, until one does (bounded). */
+    private void handOverLeadership() {
+        if (closed || !isLeader() || group.getPeers().size() < 2) {
+            return;
+        }
+        long timeoutMillis = Math.max(electionTimeoutMax.toMillis(), 1_000);
+        RaftPeerId self = RaftPeerId.valueOf(id);
+        for (org.apache.ratis.protocol.RaftPeer peer : group.getPeers()) {
+            if (peer.getId().equals(self) || !leadershipCheck.follows(peer, id)) {
+                continue; // a member that is down or follows someone else cannot take over: do not wait on it
+            }
+            try (org.apache.ratis.client.RaftClient client = org.apache.ratis.client.RaftClient.newBuilder()
+                    .setProperties(new RaftProperties()).setParameters(parameters).setRaftGroup(group).setLeaderId(self)
+                    .setRetryPolicy(org.apache.ratis.retry.RetryPolicies.noRetry()).build()) {
+                if (client.admin().transferLeadership(peer.getId(), self, timeoutMillis).isSuccess()) {
+                    LOG.info("coordinator {} handed its leadership to {} before stopping", id, peer.getId());
+                    return;
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.debug("coordinator {} could not hand its leadership to {}: {}", id, peer.getId(), e.toString());
+            }
+        }
+        LOG.warn("coordinator {} stops while leading: no other member took over; they elect a leader after their "
+                + "election timeout", id);
     }
 
     /**
@@ -665,11 +724,15 @@ public final class CoordinatorNode implements AutoCloseable {
 
     /** The election timeout rule, shared with {@link TestingCluster.Builder}. */
     static Duration requireElectionTimeout(Duration timeout) {
-        if (timeout.toMillis() < 50) {
-            throw new IllegalArgumentException("electionTimeout must be at least 50 ms, was " + timeout);
+        if (timeout.toMillis() < MIN_ELECTION_TIMEOUT_MILLIS) {
+            throw new IllegalArgumentException("electionTimeout must be at least " + MIN_ELECTION_TIMEOUT_MILLIS
+                    + " ms, was " + timeout.toMillis() + " ms");
         }
         return timeout;
     }
+
+    /** The shortest election timeout a node accepts: below it, heartbeats (every half of it) flood the peers. */
+    static final long MIN_ELECTION_TIMEOUT_MILLIS = 50;
 
     /** The snapshot interval rule, shared with {@link TestingCluster.Builder}. */
     static long requireSnapshotEvery(long entries) {
@@ -700,8 +763,15 @@ public final class CoordinatorNode implements AutoCloseable {
         private String cluster = "default";
         private final Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
         private @Nullable Path dataDir;
-        private Duration electionTimeout = Duration.ofMillis(300);
+        private Duration electionTimeoutMin = DEFAULT_ELECTION_TIMEOUT_MIN;
+        private Duration electionTimeoutMax = DEFAULT_ELECTION_TIMEOUT_MAX;
+        private @Nullable Duration raftRequestTimeout; // default: 3 s, or the longest election timeout if longer
+        private boolean preVote = true;
+        private double leaderLeaseRatio = 0.9;
         private long snapshotEvery = 10_000;
+        private int snapshotRetention = 2;
+        private final java.util.EnumMap<ReadOperation, dev.mailbox.coordination.ReadConsistency> reads =
+                new java.util.EnumMap<>(ReadOperation.class);
         private int maxWatchBacklog = 1_000;
         private InetSocketAddress controlPlane = new InetSocketAddress("127.0.0.1", 0);
         private MeterRegistry registry = Metrics.globalRegistry;
@@ -825,11 +895,93 @@ public final class CoordinatorNode implements AutoCloseable {
         }
 
         /**
-         * @param timeout the shortest election timeout (the longest is twice it; default 300 ms)
+         * Sets the shortest election timeout and makes the longest twice it.
+         *
+         * @param timeout the shortest election timeout, 50 ms or more
          * @return this builder
+         * @see #electionTimeout(Duration, Duration)
          */
         public Builder electionTimeout(Duration timeout) {
-            this.electionTimeout = requireElectionTimeout(timeout);
+            Duration min = requireElectionTimeout(Objects.requireNonNull(timeout, "timeout"));
+            return electionTimeout(min, min.multipliedBy(2));
+        }
+
+        /**
+         * How long a follower waits without hearing from a leader before it starts an election: a random
+         * time between these two, drawn afresh each time (so that two followers rarely start together).
+         * This is most of a failover: a crashed leader is noticed after it, then one round of (pre-)votes
+         * elects the next. The leader sends heartbeats every half of {@code min}, and its leader lease (see
+         * {@link #leaderLeaseRatio}) lasts a fraction of {@code min}. Too short for the machine and its
+         * pauses (GC, a busy CPU, a slow disk) and followers elect a new leader while the old one is
+         * merely slow; default 150–300 ms.
+         *
+         * @param min the shortest election timeout, 50 ms or more
+         * @param max the longest, more than {@code min}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code min} is under 50 ms or {@code max} is not above it
+         */
+        public Builder electionTimeout(Duration min, Duration max) {
+            requireElectionTimeout(Objects.requireNonNull(min, "min"));
+            Objects.requireNonNull(max, "max");
+            if (max.compareTo(min) <= 0) {
+                throw new IllegalArgumentException("the longest election timeout must be more than the shortest ("
+                        + min.toMillis() + " ms), was " + max.toMillis() + " ms");
+            }
+            this.electionTimeoutMin = min;
+            this.electionTimeoutMax = max;
+            return this;
+        }
+
+        /** @return the Raft request timeout set, or its default for the election timeouts set */
+        private Duration raftRequestTimeout() {
+            Duration set = raftRequestTimeout;
+            if (set != null) {
+                return set;
+            }
+            return electionTimeoutMax.compareTo(Duration.ofSeconds(3)) > 0 ? electionTimeoutMax : Duration.ofSeconds(3);
+        }
+
+        /**
+         * @param timeout how long a Raft request between coordinators (an append, a vote, a snapshot
+         *                chunk) may take before it is given up and sent again, at least the longest election
+         *                timeout (default 3 s, or the longest election timeout if that is longer)
+         * @return this builder
+         * @throws IllegalArgumentException if it is shorter than the longest election timeout
+         */
+        public Builder raftRequestTimeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("raftRequestTimeout must be positive, was " + timeout.toMillis() + " ms");
+            }
+            this.raftRequestTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * @param enabled whether a follower first asks the others whether they would vote for it before it
+         *                starts a real election (default true). Pre-vote keeps a node that was cut off, or
+         *                merely slow, from raising the term and deposing a healthy leader when it comes back.
+         * @return this builder
+         */
+        public Builder preVote(boolean enabled) {
+            this.preVote = enabled;
+            return this;
+        }
+
+        /**
+         * The leader's lease: after a majority acknowledged its heartbeat, the leader knows that no other
+         * leader can be elected for this fraction of the shortest election timeout, and serves
+         * {@link dev.mailbox.coordination.ReadConsistency#LEADER_LEASE} reads and renewals from its own state
+         * without a round trip. Lower it where clocks may run at different rates.
+         *
+         * @param ratio more than 0 and at most 1 (default 0.9)
+         * @return this builder
+         * @throws IllegalArgumentException if it is out of range
+         */
+        public Builder leaderLeaseRatio(double ratio) {
+            if (!(ratio > 0 && ratio <= 1)) {
+                throw new IllegalArgumentException("leaderLeaseRatio must be more than 0 and at most 1, was " + ratio);
+            }
+            this.leaderLeaseRatio = ratio;
             return this;
         }
 
@@ -839,6 +991,34 @@ public final class CoordinatorNode implements AutoCloseable {
          */
         public Builder snapshotEvery(long entries) {
             this.snapshotEvery = requireSnapshotEvery(entries);
+            return this;
+        }
+
+        /**
+         * @param snapshots how many snapshots to keep on disk, the newest ones (default 2; older ones and
+         *                  the log before the oldest kept are deleted)
+         * @return this builder
+         * @throws IllegalArgumentException if it is under 1
+         */
+        public Builder snapshotRetention(int snapshots) {
+            if (snapshots < 1) {
+                throw new IllegalArgumentException("snapshotRetention must be 1 or more, was " + snapshots);
+            }
+            this.snapshotRetention = snapshots;
+            return this;
+        }
+
+        /**
+         * The consistency of a read whose request does not say (see {@link ReadOperation}).
+         *
+         * @param operation   the read
+         * @param consistency how fresh its answer is by default (default
+         *                    {@link dev.mailbox.coordination.ReadConsistency#LEADER_LEASE} for every read)
+         * @return this builder
+         */
+        public Builder readConsistency(ReadOperation operation, dev.mailbox.coordination.ReadConsistency consistency) {
+            reads.put(Objects.requireNonNull(operation, "operation"), Objects.requireNonNull(consistency,
+                    "consistency"));
             return this;
         }
 
@@ -883,6 +1063,10 @@ public final class CoordinatorNode implements AutoCloseable {
             Path dir = dataDir;
             if (dir == null) {
                 throw new IllegalStateException("dataDir(...) is required");
+            }
+            if (raftRequestTimeout != null && raftRequestTimeout.compareTo(electionTimeoutMax) < 0) {
+                throw new IllegalArgumentException("raftRequestTimeout (" + raftRequestTimeout.toMillis() + " ms) must "
+                        + "be at least the longest election timeout (" + electionTimeoutMax.toMillis() + " ms)");
             }
             try {
                 return new CoordinatorNode(this, dir);

@@ -113,7 +113,9 @@ class CoordinatorNodeTest {
             // the holder goes quiet across the failover: the new leader must give the lease a full
             // TTL + grace from its election, not judge it by deadlines it never tracked
             paused.set(true);
-            cluster.stop(leader);
+            // killed, not stopped: a stopped leader hands over at once and then takes its time closing, so the
+            // election would come before the stop returns and the sleep below would not start from it
+            cluster.kill(leader);
             String next = cluster.awaitLeader(PATIENCE);
             assertThat(next).isNotEqualTo(leader);
             sleep(1_200); // well inside TTL + grace (2.5 s) from the election

@@ -142,17 +142,31 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     private final Node node;
     private final RaftGateway raft;
     private final int maxWatchBacklog;
+    private final java.util.Map<String, Consistency> readDefaults;
 
     /**
      * @param node the node
      * @param raft the node's way into the replicated state
      * @param maxWatchBacklog how many live route changes may queue for a stalled watcher before its
      *                        watch is ended (see {@code CoordinatorNode.Builder.maxWatchBacklog})
+     * @param readDefaults    the consistency of a read whose request does not say, by operation key
+     *                        ({@code ReadOperation.key()}: get-lease, list-leases, list-nodes, partition-map,
+     *                        get-namespace, list-namespaces, list-routes, export-state); LEADER_LEASE where absent
      */
-    public ControlPlaneService(Node node, RaftGateway raft, int maxWatchBacklog) {
+    public ControlPlaneService(Node node, RaftGateway raft, int maxWatchBacklog,
+                               java.util.Map<String, Consistency> readDefaults) {
         this.node = node;
         this.raft = raft;
         this.maxWatchBacklog = maxWatchBacklog;
+        this.readDefaults = java.util.Map.copyOf(readDefaults);
+    }
+
+    /** @return the consistency asked for, or the operation's default when the request does not say */
+    private Consistency consistency(Consistency asked, String operation) {
+        if (asked != Consistency.CONSISTENCY_UNSPECIFIED && asked != Consistency.UNRECOGNIZED) {
+            return asked;
+        }
+        return readDefaults.getOrDefault(operation, Consistency.LEADER_LEASE);
     }
 
     @Override
@@ -275,7 +289,7 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             out.onError(invalid(bad));
             return;
         }
-        reply(read(r.getConsistency(), Query.newBuilder().setGetLease(GetLease.newBuilder()
+        reply(read(consistency(r.getConsistency(), "get-lease"), Query.newBuilder().setGetLease(GetLease.newBuilder()
                 .setMailboxId(r.getMailboxId())).build()).thenApply(Outcome::parse), out);
     }
 
@@ -286,7 +300,7 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             out.onError(invalid(bad));
             return;
         }
-        read(r.getConsistency(), Query.newBuilder().setListLeases(ListLeases.newBuilder()
+        read(consistency(r.getConsistency(), "list-leases"), Query.newBuilder().setListLeases(ListLeases.newBuilder()
                 .setNamespace(r.getNamespace())).build()).whenComplete((bytes, e) -> {
                     if (e != null) {
                         out.onError(unavailable(e));
@@ -404,7 +418,7 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
 
     @Override
     public void exportState(ExportStateRequest r, StreamObserver<ExportStateReply> out) {
-        view(r.getConsistency(), View.Kind.STATE, "", ExportStateReply.parser(), out);
+        view(consistency(r.getConsistency(), "export-state"), View.Kind.STATE, "", ExportStateReply.parser(), out);
     }
 
     @Override
@@ -476,12 +490,12 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
 
     @Override
     public void listNodes(ListNodesRequest r, StreamObserver<ListNodesReply> out) {
-        view(r.getConsistency(), View.Kind.NODES, "", ListNodesReply.parser(), out);
+        view(consistency(r.getConsistency(), "list-nodes"), View.Kind.NODES, "", ListNodesReply.parser(), out);
     }
 
     @Override
     public void getPartitionMap(GetPartitionMapRequest r, StreamObserver<PartitionMapReply> out) {
-        view(r.getConsistency(), View.Kind.PARTITIONS, "", PartitionMapReply.parser(), out);
+        view(consistency(r.getConsistency(), "partition-map"), View.Kind.PARTITIONS, "", PartitionMapReply.parser(), out);
     }
 
     @Override
@@ -506,17 +520,17 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             out.onError(invalid(bad));
             return;
         }
-        view(r.getConsistency(), View.Kind.NAMESPACE, r.getName(), NamespaceReply.parser(), out);
+        view(consistency(r.getConsistency(), "get-namespace"), View.Kind.NAMESPACE, r.getName(), NamespaceReply.parser(), out);
     }
 
     @Override
     public void listNamespaces(ListNamespacesRequest r, StreamObserver<ListNamespacesReply> out) {
-        view(r.getConsistency(), View.Kind.NAMESPACES, "", ListNamespacesReply.parser(), out);
+        view(consistency(r.getConsistency(), "list-namespaces"), View.Kind.NAMESPACES, "", ListNamespacesReply.parser(), out);
     }
 
     @Override
     public void listRoutes(ListRoutesRequest r, StreamObserver<RoutesReply> out) {
-        view(r.getConsistency(), View.Kind.ROUTES, "", RoutesReply.parser(), out);
+        view(consistency(r.getConsistency(), "list-routes"), View.Kind.ROUTES, "", RoutesReply.parser(), out);
     }
 
     /** Reads nodes, partitions, namespaces or routes as fresh as asked, and answers with the reply message. */
@@ -662,8 +676,12 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         if (consistency == Consistency.STALE) {
             return node.readLocal(query);
         }
-        // LEADER_LEASE and LINEARIZABLE both go to the leader; Ratis serves them from its state while
-        // its leader lease holds and confirms leadership with a read index when it does not
+        if (consistency == Consistency.LINEARIZABLE) {
+            // the leader confirms with a majority that it still leads, whatever its lease says
+            return raft.leaderRead(query.toBuilder().setConfirmLeadership(true).build());
+        }
+        // LEADER_LEASE: Ratis serves it from the leader's state while its leader lease holds, and with a read
+        // index when it does not
         return raft.leaderRead(query);
     }
 

@@ -277,7 +277,24 @@ public final class LeaseStateMachine extends BaseStateMachine {
         } catch (InvalidProtocolBufferException e) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("unreadable query: " + e.getMessage(), e));
         }
-        return answer(query, true).thenApply(bytes -> Message.valueOf(ByteString.copyFrom(bytes)));
+        LeadershipCheck check = leadershipCheck;
+        CompletableFuture<byte[]> answer = query.getConfirmLeadership() && check != null
+                ? check.confirm(() -> {
+                    TermIndex last = getLastAppliedTermIndex();
+                    return last == null ? -1 : last.getIndex();
+                }).thenCompose(v -> answer(query, true))
+                : answer(query, true);
+        return answer.thenApply(bytes -> Message.valueOf(ByteString.copyFrom(bytes)));
+    }
+
+    private volatile @org.jspecify.annotations.Nullable LeadershipCheck leadershipCheck;
+
+    /**
+     * @param check how a query that asks for it confirms that this node still leads (see {@link LeadershipCheck});
+     *              without one, such queries are answered like any other leader read
+     */
+    public void useLeadershipCheck(LeadershipCheck check) {
+        this.leadershipCheck = check;
     }
 
     /**

@@ -152,6 +152,45 @@ public final class RaftGateway implements AutoCloseable {
 
     private CompletableFuture<RaftClientReply> submit(byte[] bytes, RaftClientRequest.Type type, boolean write) {
         Message message = message(bytes);
+        if (electedNotReady()) {
+            // just elected: it serves once it has committed an entry of its term (a few ms). Forwarding now
+            // would send the request round the others, who name this node, and back after retry pauses
+            CompletableFuture<RaftClientReply> ready = new CompletableFuture<>();
+            awaitReady(System.nanoTime() + READY_WAIT_NANOS, () -> ready.complete(null));
+            return ready.thenCompose(ignored -> submit(bytes, type, write, message));
+        }
+        return submit(bytes, type, write, message);
+    }
+
+    /** How long a request waits for this node, elected leader, to be ready before it is forwarded instead. */
+    private static final long READY_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final java.util.concurrent.ScheduledExecutorService READY_TIMER =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "raft-gateway-ready");
+                t.setDaemon(true);
+                return t;
+            });
+
+    /** Runs {@code then} once this node leads and is ready, no longer leads, or the deadline passes. */
+    private void awaitReady(long deadline, Runnable then) {
+        if (!electedNotReady() || System.nanoTime() - deadline >= 0) {
+            then.run();
+            return;
+        }
+        READY_TIMER.schedule(() -> awaitReady(deadline, then), 2, TimeUnit.MILLISECONDS);
+    }
+
+    private boolean electedNotReady() {
+        try {
+            DivisionInfo info = server.getDivision(group.getGroupId()).getInfo();
+            return info.isLeader() && !info.isLeaderReady();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private CompletableFuture<RaftClientReply> submit(byte[] bytes, RaftClientRequest.Type type, boolean write,
+                                                      Message message) {
         if (leads()) {
             RaftClientRequest request = request(message, type);
             try {
