@@ -110,7 +110,7 @@ final class CoordinationCommands {
 
         @Option(names = "--election-timeout-min-ms", description = "the shortest election timeout: how long a "
                 + "follower waits without a heartbeat before it asks for votes; heartbeats go every half of it "
-                + "(default: 150)")
+                + "(default: 300)")
         Long electionMin;
 
         @Option(names = "--election-timeout-max-ms", description = "the longest election timeout; each wait is drawn "

@@ -86,9 +86,9 @@ public final class CoordinatorNode implements AutoCloseable {
     private static final int SPACE_PROBE_BYTES = LOG_PREALLOCATION_BYTES + (1 << 20);
     private static final long PROBE_MILLIS = 1_000;
     /** The default shortest election timeout. */
-    static final Duration DEFAULT_ELECTION_TIMEOUT_MIN = Duration.ofMillis(150);
+    static final Duration DEFAULT_ELECTION_TIMEOUT_MIN = Duration.ofMillis(300);
     /** The default longest election timeout. */
-    static final Duration DEFAULT_ELECTION_TIMEOUT_MAX = Duration.ofMillis(300);
+    static final Duration DEFAULT_ELECTION_TIMEOUT_MAX = Duration.ofMillis(600);
 
     private final String id;
     private final Duration electionTimeoutMax;
@@ -913,7 +913,8 @@ public final class CoordinatorNode implements AutoCloseable {
          * elects the next. The leader sends heartbeats every half of {@code min}, and its leader lease (see
          * {@link #leaderLeaseRatio}) lasts a fraction of {@code min}. Too short for the machine and its
          * pauses (GC, a busy CPU, a slow disk) and followers elect a new leader while the old one is
-         * merely slow; default 150–300 ms.
+         * merely slow; default 300–600 ms (150–300 ms fails over about twice as fast, and on a loaded 2-core
+         * machine it also elected leaders spuriously: see BENCHMARKS.md, "Coordinator failover").
          *
          * @param min the shortest election timeout, 50 ms or more
          * @param max the longest, more than {@code min}
