@@ -12,13 +12,15 @@ import org.jspecify.annotations.Nullable;
 public interface Namespaces {
 
     /**
-     * Creates a namespace.
+     * Creates a namespace. Safe to retry: when the namespace exists already with exactly this policy and
+     * these labels (made by an earlier attempt whose answer was lost, or by anyone else asking the same),
+     * it is returned as if made now.
      *
      * @param name   the name
      * @param policy the lease policy of its mailboxes, or null for {@link LeasePolicy#DEFAULT}
      * @param labels free-form labels (see {@link CoordinationLimits#labelsProblem})
      * @return the namespace, with its partition and current owner
-     * @throws CoordinationException ALREADY_EXISTS if it exists
+     * @throws CoordinationException ALREADY_EXISTS if it exists with another policy or other labels
      */
     NamespaceInfo create(String name, @Nullable LeasePolicy policy, Map<String, String> labels);
 

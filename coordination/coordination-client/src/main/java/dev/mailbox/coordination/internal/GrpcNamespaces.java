@@ -39,8 +39,22 @@ final class GrpcNamespaces implements Namespaces {
                     .setGraceMillis(policy.grace().toMillis());
         }
         CreateNamespaceRequest r = b.build();
-        return CoordinationException.await(calls.call(s -> s.createNamespace(r))
-                .thenApply(reply -> Protos.fromProto(reply.getNamespace())));
+        try {
+            return CoordinationException.await(calls.call(s -> s.createNamespace(r))
+                    .thenApply(reply -> Protos.fromProto(reply.getNamespace())));
+        } catch (CoordinationException e) {
+            if (e.reason() != CoordinationException.Reason.ALREADY_EXISTS) {
+                throw e;
+            }
+            // A create retried after an attempt whose answer was lost (a leader change, a timeout) finds the
+            // namespace that attempt made: what exists exactly as asked is this call's own result.
+            LeasePolicy wanted = policy == null ? LeasePolicy.DEFAULT : policy;
+            Optional<NamespaceInfo> existing = get(name, ReadConsistency.LINEARIZABLE);
+            if (existing.isPresent() && existing.get().policy().equals(wanted) && existing.get().labels().equals(labels)) {
+                return existing.get();
+            }
+            throw e;
+        }
     }
 
     @Override

@@ -184,6 +184,8 @@ class CoordinatedRunnersTest {
         assertThat(ns.partition()).isEqualTo(PartitionMap.partition("payments"));
         assertThat(ns.ownerNodeId()).isEqualTo(map.ownerOf(ns.partition()));
         assertThat(ns.policy()).isEqualTo(LeasePolicy.DEFAULT);
+        assertThat(client.namespaces().create("payments", null, Map.of("team", "ledger")))
+                .as("a create asking exactly what exists (a retry whose first answer was lost) returns it").isEqualTo(ns);
         assertThatThrownBy(() -> client.namespaces().create("payments", null, Map.of()))
                 .isInstanceOf(CoordinationException.class)
                 .satisfies(e -> assertThat(((CoordinationException) e).reason())
