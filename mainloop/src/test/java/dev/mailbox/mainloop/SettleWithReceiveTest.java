@@ -3,15 +3,14 @@ package dev.mailbox.mainloop;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.mailbox.api.Mailbox;
-import dev.mailbox.api.MailboxCapabilities;
 import dev.mailbox.api.MailboxException;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiveOptions;
-import dev.mailbox.api.SendOptions;
 import dev.mailbox.inmemory.InMemoryMailbox;
 import dev.mailbox.mainloop.Shop.Order;
 import dev.mailbox.mainloop.Shop.Quote;
 import dev.mailbox.testkit.CollectingMailbox;
+import dev.mailbox.testkit.ForwardingMailbox;
 import dev.mailbox.testkit.Threads;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -113,12 +112,14 @@ class SettleWithReceiveTest {
      * An in-memory request mailbox that records the ids each {@code acknowledgeAndReceive} was asked to
      * settle, and can fail the next call that has something to settle (before doing anything).
      */
-    private static final class Recording implements Mailbox<MainLoopRequest<Order>> {
-        private final InMemoryMailbox<MainLoopRequest<Order>> delegate =
-                InMemoryMailbox.builder("requests", Shop.REQUESTS).build();
+    private static final class Recording extends ForwardingMailbox<MainLoopRequest<Order>> {
         final List<List<String>> settled = new java.util.concurrent.CopyOnWriteArrayList<>();
         private final Semaphore calls = new Semaphore(0);
         private volatile RuntimeException failure;
+
+        Recording() {
+            super(InMemoryMailbox.builder("requests", Shop.REQUESTS).build());
+        }
 
         void failNextSettle(RuntimeException e) {
             failure = e;
@@ -147,69 +148,8 @@ class SettleWithReceiveTest {
         }
 
         @Override
-        public String name() {
-            return delegate.name();
-        }
-
-        @Override
-        public String send(MainLoopRequest<Order> body, SendOptions options) {
-            return delegate.send(body, options);
-        }
-
-        @Override
-        public List<String> sendBatch(List<? extends MainLoopRequest<Order>> bodies, SendOptions options) {
-            return delegate.sendBatch(bodies, options);
-        }
-
-        @Override
-        public List<Message<MainLoopRequest<Order>>> receive(ReceiveOptions options) {
-            return delegate.receive(options);
-        }
-
-        @Override
-        public List<Message<MainLoopRequest<Order>>> acknowledgeBatch(
-                List<? extends Message<MainLoopRequest<Order>>> messages) {
-            return delegate.acknowledgeBatch(messages);
-        }
-
-        @Override
-        public void acknowledge(String receiptHandle) {
-            delegate.acknowledge(receiptHandle);
-        }
-
-        @Override
-        public void nack(String receiptHandle, Duration visibilityTimeout) {
-            delegate.nack(receiptHandle, visibilityTimeout);
-        }
-
-        @Override
-        public void extendVisibility(String receiptHandle, Duration timeout) {
-            delegate.extendVisibility(receiptHandle, timeout);
-        }
-
-        @Override
         public Mailbox<MainLoopRequest<Order>> fenced(long epoch) {
             throw new UnsupportedOperationException("not used here");
-        }
-
-        @Override
-        public long purge() {
-            return delegate.purge();
-        }
-
-        @Override
-        public long approximateCount() {
-            return delegate.approximateCount();
-        }
-
-        @Override
-        public MailboxCapabilities capabilities() {
-            return delegate.capabilities();
-        }
-
-        @Override
-        public void close() {
-            delegate.close();
         }
     }
 }

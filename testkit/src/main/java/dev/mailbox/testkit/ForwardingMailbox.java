@@ -11,15 +11,21 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A mailbox that forwards every call to another; the test doubles override what they change.
- * {@link #fenced(long)} is left to each subclass: forwarding it would hand out the delegate's view and
- * lose the double's behaviour, so a subclass wraps the delegate's view in another of itself instead.
+ * A mailbox that forwards every call to another; the test doubles (the kit's and a test's own) override
+ * what they change. {@link #fenced(long)} is left to each subclass: forwarding it would hand out the
+ * delegate's view and lose the double's behaviour, so a subclass wraps the delegate's view in another of
+ * itself instead. {@link Mailbox#acknowledgeAndReceive} is not forwarded: its default goes through this
+ * double's own {@code acknowledgeBatch} and {@code receive}.
+ *
+ * @param <T> the message body type
  */
-abstract class ForwardingMailbox<T> implements Mailbox<T> {
+public abstract class ForwardingMailbox<T> implements Mailbox<T> {
 
-    final Mailbox<T> delegate;
+    /** Where every call goes. */
+    protected final Mailbox<T> delegate;
 
-    ForwardingMailbox(Mailbox<T> delegate) {
+    /** @param delegate where every call goes */
+    protected ForwardingMailbox(Mailbox<T> delegate) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
     }
 
