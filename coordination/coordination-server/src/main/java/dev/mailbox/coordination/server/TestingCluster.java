@@ -26,6 +26,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
@@ -371,10 +372,21 @@ public final class TestingCluster implements AutoCloseable {
     public void awaitIdenticalState(Duration timeout, String... ids) {
         List<String> names = ids.length == 0 ? peers.keySet().stream().filter(this::isRunning).toList()
                 : List.of(ids);
+        awaitIdenticalState(timeout, names, id -> statusReply(id, true));
+    }
+
+    /**
+     * The check behind {@link #awaitIdenticalState(Duration, String...)}, for coordinators this class did
+     * not start (such as ones in network namespaces).
+     *
+     * @param status each node's ClusterStatus with the state digest, or empty while it does not answer
+     */
+    static void awaitIdenticalState(Duration timeout, List<String> names,
+                                    Function<String, Optional<ClusterStatusReply>> status) {
         await(timeout, () -> {
             List<ClusterStatusReply> replies = new ArrayList<>();
             for (String id : names) {
-                Optional<ClusterStatusReply> r = statusReply(id, true);
+                Optional<ClusterStatusReply> r = status.apply(id);
                 if (r.isEmpty()) {
                     return false;
                 }

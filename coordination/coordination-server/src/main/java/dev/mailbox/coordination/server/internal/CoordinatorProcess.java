@@ -36,7 +36,21 @@ public final class CoordinatorProcess {
     public static List<String> arguments(String id, String cluster, Path dataDir, int controlPort, Duration election,
                                          long snapshotEvery, CoordinatorNode.ClusterState state,
                                          Map<String, InetSocketAddress> peers) {
-        List<String> args = new ArrayList<>(List.of(id, cluster, dataDir.toString(), Integer.toString(controlPort),
+        return arguments(id, cluster, dataDir, new InetSocketAddress("127.0.0.1", controlPort), election, snapshotEvery,
+                state, peers);
+    }
+
+    /**
+     * The same, with the control plane on any address (for a process in a network namespace of its own).
+     *
+     * @param controlPlane where the control plane listens
+     * @return the arguments {@link #main} reads
+     */
+    public static List<String> arguments(String id, String cluster, Path dataDir, InetSocketAddress controlPlane,
+                                         Duration election, long snapshotEvery, CoordinatorNode.ClusterState state,
+                                         Map<String, InetSocketAddress> peers) {
+        List<String> args = new ArrayList<>(List.of(id, cluster, dataDir.toString(),
+                controlPlane.getHostString() + ":" + controlPlane.getPort(),
                 Long.toString(election.toMillis()), Long.toString(snapshotEvery), state.name()));
         peers.forEach((k, v) -> args.add(k + "=" + v.getHostString() + ":" + v.getPort()));
         return args;
@@ -50,16 +64,20 @@ public final class CoordinatorProcess {
         Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
         for (int i = 7; i < args.length; i++) {
             String[] kv = args[i].split("=", 2);
-            int colon = kv[1].lastIndexOf(':');
-            peers.put(kv[0], new InetSocketAddress(kv[1].substring(0, colon), Integer.parseInt(kv[1].substring(colon + 1))));
+            peers.put(kv[0], address(kv[1]));
         }
         CoordinatorNode node = CoordinatorNode.builder(args[0]).cluster(args[1]).dataDir(Path.of(args[2]))
-                .controlPlane(new InetSocketAddress("127.0.0.1", Integer.parseInt(args[3])))
+                .controlPlane(address(args[3]))
                 .electionTimeout(Duration.ofMillis(Long.parseLong(args[4]))).snapshotEvery(Long.parseLong(args[5]))
                 .clusterState(CoordinatorNode.ClusterState.valueOf(args[6])).peers(peers).start();
         Runtime.getRuntime().addShutdownHook(new Thread(node::close, "coordinator-shutdown"));
         System.out.println(READY + " " + args[0]);
         System.out.flush();
         Thread.currentThread().join();
+    }
+
+    private static InetSocketAddress address(String hostPort) {
+        int colon = hostPort.lastIndexOf(':');
+        return new InetSocketAddress(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
     }
 }

@@ -1,4 +1,4 @@
-package dev.mailbox.coordination.server.partition;
+package dev.mailbox.coordination.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,10 +8,10 @@ import dev.mailbox.coordination.Lease;
 import dev.mailbox.coordination.LeaseHolder;
 import dev.mailbox.coordination.LeaseKeeper;
 import dev.mailbox.coordination.LeasePolicy;
-import dev.mailbox.coordination.server.TestingCluster;
 import dev.mailbox.coordination.proto.ClusterStatusReply;
 import dev.mailbox.coordination.proto.ClusterStatusRequest;
 import dev.mailbox.coordination.proto.ControlPlaneGrpc;
+import dev.mailbox.coordination.server.internal.CoordinatorProcess;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import java.io.IOException;
@@ -67,27 +67,29 @@ class PartitionTest {
         Optional<String> why = NetworkNamespaces.unavailable();
         Assumptions.assumeTrue(why.isEmpty(), () -> "partition tests skipped: " + why.orElse(""));
         net = NetworkNamespaces.create(IDS);
-        StringBuilder peers = new StringBuilder();
         for (String id : IDS) {
             endpoints.put(id, net.address(id) + ":7100");
         }
-        List<String> peerArgs = IDS.stream().map(id -> id + "=" + net.address(id) + ":7000").toList();
+        Map<String, java.net.InetSocketAddress> raft = new LinkedHashMap<>();
+        for (String id : IDS) {
+            raft.put(id, new java.net.InetSocketAddress(net.address(id), 7000));
+        }
         for (String id : IDS) {
             List<String> cmd = new ArrayList<>(net.exec(id));
             cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-                    "-cp", System.getProperty("java.class.path"), NamespacedCoordinator.class.getName(), id,
-                    "partition", dir.resolve(id).toString(), endpoints.get(id)));
-            cmd.addAll(peerArgs);
+                    "-cp", System.getProperty("java.class.path"), CoordinatorProcess.class.getName()));
+            cmd.addAll(CoordinatorProcess.arguments(id, "partition", dir.resolve(id),
+                    new java.net.InetSocketAddress(net.address(id), 7100), Duration.ofMillis(300), 200,
+                    CoordinatorNode.ClusterState.NEW, raft));
             Path log = dir.resolve(id + ".log");
             processes.put(id, new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start());
         }
         for (String id : IDS) {
             Path log = dir.resolve(id + ".log");
-            TestingCluster.await(Duration.ofSeconds(60), () -> read(log).contains("READY " + id), id + " serving");
+            TestingCluster.await(Duration.ofSeconds(60), () -> read(log).contains(CoordinatorProcess.READY + " " + id), id + " serving");
         }
-        peers.append(endpoints.values());
-        System.out.println("partition test: coordinators at " + peers + ", logs in " + dir);
+        System.out.println("partition test: coordinators at " + endpoints.values() + ", logs in " + dir);
     }
 
     @AfterEach
@@ -348,24 +350,7 @@ class PartitionTest {
 
     /** Every member at one common applied index with identical state digests; a difference fails at once. */
     private void awaitIdenticalState(Duration timeout) {
-        TestingCluster.await(timeout, () -> {
-            List<ClusterStatusReply> replies = new ArrayList<>();
-            for (String id : IDS) {
-                Optional<ClusterStatusReply> r = status(id, true);
-                if (r.isEmpty()) {
-                    return false;
-                }
-                replies.add(r.get());
-            }
-            if (replies.stream().map(ClusterStatusReply::getStateIndex).distinct().count() > 1) {
-                return false;
-            }
-            for (int i = 1; i < replies.size(); i++) {
-                assertThat(replies.get(i).getStateDigest()).as(IDS.get(i) + "'s state next to " + IDS.get(0) + "'s at "
-                        + replies.get(0).getStateIndex()).isEqualTo(replies.get(0).getStateDigest());
-            }
-            return true;
-        }, "all replicas at one applied index");
+        TestingCluster.awaitIdenticalState(timeout, IDS, id -> status(id, true));
     }
 
     private Optional<ClusterStatusReply> status(String id, boolean digest) {

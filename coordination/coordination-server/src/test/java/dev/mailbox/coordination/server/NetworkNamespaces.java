@@ -1,4 +1,4 @@
-package dev.mailbox.coordination.server.partition;
+package dev.mailbox.coordination.server;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
