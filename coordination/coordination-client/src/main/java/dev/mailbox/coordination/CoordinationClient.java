@@ -8,7 +8,7 @@ import java.util.Objects;
 
 /**
  * A client of a coordinator cluster's control plane, split by concern: {@link #leases()},
- * {@link #namespaces()}, {@link #nodes()}, {@link #routes()} and {@link #cluster()}.
+ * {@link #namespaces()}, {@link #nodes()}, {@link #routes()}, {@link #queues()} and {@link #cluster()}.
  *
  * <p>Give it the control-plane address of one or more coordinators. Any coordinator accepts any call, but
  * the leader answers without a forwarding hop, so the client finds out who leads (when it starts, and
@@ -45,6 +45,9 @@ public interface CoordinationClient extends AutoCloseable {
 
     /** @return the routing table: list, watch, and a kept copy */
     Routes routes();
+
+    /** @return queue records: what SQS endpoints keep about each queue, replicated (see {@link Queues}) */
+    Queues queues();
 
     /** @return the coordinators' status */
     Cluster cluster();

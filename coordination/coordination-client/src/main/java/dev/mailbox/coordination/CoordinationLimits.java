@@ -55,6 +55,38 @@ public final class CoordinationLimits {
      */
     public static final int MAX_EXPORTED_STATE_BYTES = 14 << 20;
 
+    // --- queue records (see control_plane.proto's QueueRecord) ---------------------------------------
+
+    /** Longest queue name: SQS's. */
+    public static final int MAX_QUEUE_NAME_LENGTH = 80;
+    /**
+     * Most queue records a cluster holds. Every record lives in each coordinator's memory and in every
+     * snapshot; with typical records (a few hundred bytes) this is some megabytes, well inside a backup
+     * ({@link #MAX_EXPORTED_STATE_BYTES}).
+     */
+    public static final int MAX_QUEUES = 10_000;
+    /** Most attributes one queue may have set: SQS has about twenty settable ones. */
+    public static final int MAX_QUEUE_ATTRIBUTES = 32;
+    /** Longest attribute name (SQS's longest is some thirty characters). */
+    public static final int MAX_QUEUE_ATTRIBUTE_NAME_LENGTH = 64;
+    /**
+     * Longest attribute value, in characters: a RedrivePolicy is under 300, a RedriveAllowPolicy with SQS's
+     * ten source queue ARNs under 1,500; this leaves room for an access {@code Policy} document.
+     */
+    public static final int MAX_QUEUE_ATTRIBUTE_VALUE_LENGTH = 10_240;
+    /** Most characters all of one queue's attribute values may hold together. */
+    public static final int MAX_QUEUE_ATTRIBUTES_TOTAL_LENGTH = 32_768;
+    /** Most tags on one queue: SQS's. */
+    public static final int MAX_QUEUE_TAGS = 50;
+    /** Longest tag key: SQS's. */
+    public static final int MAX_QUEUE_TAG_KEY_LENGTH = 128;
+    /** Longest tag value: SQS's. */
+    public static final int MAX_QUEUE_TAG_VALUE_LENGTH = 256;
+    /** Most queue names one list call returns: SQS's ListQueues page. */
+    public static final int MAX_QUEUE_LIST = 1_000;
+
+    private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]{1," + MAX_QUEUE_NAME_LENGTH + "}");
+
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0," + (MAX_NAME_LENGTH - 1) + "}");
     private static final String NAME_RULE = "1 to " + MAX_NAME_LENGTH
             + " letters, digits, '.', '_' or '-', starting with a letter or digit";
@@ -324,6 +356,171 @@ public final class CoordinationLimits {
             }
         }
         return bad != null ? bad : labelsProblem(labels);
+    }
+
+    // --- queue records ---------------------------------------------------------------------------
+
+    /**
+     * A queue name is SQS's: 1 to {@value #MAX_QUEUE_NAME_LENGTH} letters, digits, '_' or '-'. The reserved
+     * {@link #NODES_NAMESPACE} is refused: for access rules a queue named N is a mailbox named N, and the node
+     * registrations' namespace is not one a queue may take.
+     *
+     * @param name a proposed queue name
+     * @return why it cannot be one, or null
+     */
+    public static @Nullable String queueNameProblem(String name) {
+        if (!QUEUE_NAME.matcher(name).matches()) {
+            return "queue name must be 1 to " + MAX_QUEUE_NAME_LENGTH + " letters, digits, '_' or '-', was "
+                    + quote(name);
+        }
+        return name.equals(NODES_NAMESPACE) ? "queue name '" + NODES_NAMESPACE + "' is reserved for node registrations"
+                : null;
+    }
+
+    /**
+     * @param prefix a prefix of queue names to list ("" for all)
+     * @param after  list names after this one ("" to start at the beginning)
+     * @param limit  the most names to return
+     * @return why this list request is refused, or null
+     */
+    public static @Nullable String queueListProblem(String prefix, String after, int limit) {
+        if (prefix.length() > MAX_QUEUE_NAME_LENGTH) {
+            return "queue name prefix must be at most " + MAX_QUEUE_NAME_LENGTH + " characters, was " + prefix.length();
+        }
+        if (after.length() > MAX_QUEUE_NAME_LENGTH) {
+            return "queue name to list after must be at most " + MAX_QUEUE_NAME_LENGTH + " characters, was "
+                    + after.length();
+        }
+        return limit < 1 || limit > MAX_QUEUE_LIST ? "queue list limit must be 1 to " + MAX_QUEUE_LIST + ", was "
+                + limit : null;
+    }
+
+    /**
+     * @param attributes a queue's attributes (all of them, or those a change sets)
+     * @return why they are refused, or null
+     */
+    public static @Nullable String queueAttributesProblem(Map<String, String> attributes) {
+        if (attributes.size() > MAX_QUEUE_ATTRIBUTES) {
+            return "at most " + MAX_QUEUE_ATTRIBUTES + " queue attributes, was " + attributes.size();
+        }
+        long total = 0;
+        for (Map.Entry<String, String> e : attributes.entrySet()) {
+            String bad = tokenProblem("queue attribute name", e.getKey(), MAX_QUEUE_ATTRIBUTE_NAME_LENGTH);
+            if (bad != null) {
+                return bad;
+            }
+            if (e.getValue().isEmpty() || e.getValue().length() > MAX_QUEUE_ATTRIBUTE_VALUE_LENGTH) {
+                return "queue attribute " + quote(e.getKey()) + ": value must be 1 to " + MAX_QUEUE_ATTRIBUTE_VALUE_LENGTH
+                        + " characters, was " + e.getValue().length();
+            }
+            total += e.getValue().length();
+        }
+        return total > MAX_QUEUE_ATTRIBUTES_TOTAL_LENGTH ? "queue attribute values must be at most "
+                + MAX_QUEUE_ATTRIBUTES_TOTAL_LENGTH + " characters together, were " + total : null;
+    }
+
+    /**
+     * @param tags a queue's tags (all of them, or those a change sets)
+     * @return why they are refused, or null
+     */
+    public static @Nullable String queueTagsProblem(Map<String, String> tags) {
+        if (tags.size() > MAX_QUEUE_TAGS) {
+            return "at most " + MAX_QUEUE_TAGS + " tags on a queue, was " + tags.size();
+        }
+        for (Map.Entry<String, String> e : tags.entrySet()) {
+            String bad = tagKeyProblem(e.getKey());
+            if (bad != null) {
+                return bad;
+            }
+            if (e.getValue().length() > MAX_QUEUE_TAG_VALUE_LENGTH) {
+                return "tag " + quote(e.getKey()) + ": value must be at most " + MAX_QUEUE_TAG_VALUE_LENGTH
+                        + " characters, was " + e.getValue().length();
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A queue change: its attribute and tag sets, and its removals (names and keys of the same rules, at most
+     * {@value #MAX_QUEUE_ATTRIBUTES} attribute names and {@value #MAX_QUEUE_TAGS} tag keys), with no key both
+     * set and removed.
+     *
+     * @param name              the queue
+     * @param setAttributes     attributes to set
+     * @param removedAttributes attribute names to remove
+     * @param setTags           tags to set
+     * @param removedTags       tag keys to remove
+     * @param modifiedAtMillis  the new modified time, or 0
+     * @return why the change is refused, or null
+     */
+    public static @Nullable String queueChangeProblem(String name, Map<String, String> setAttributes,
+                                                      Collection<String> removedAttributes, Map<String, String> setTags,
+                                                      Collection<String> removedTags, long modifiedAtMillis) {
+        String bad = queueNameProblem(name);
+        if (bad == null) {
+            bad = queueAttributesProblem(setAttributes);
+        }
+        if (bad == null) {
+            bad = queueTagsProblem(setTags);
+        }
+        if (bad == null && removedAttributes.size() > MAX_QUEUE_ATTRIBUTES) {
+            bad = "at most " + MAX_QUEUE_ATTRIBUTES + " queue attributes removed at once, was " + removedAttributes.size();
+        }
+        if (bad == null && removedTags.size() > MAX_QUEUE_TAGS) {
+            bad = "at most " + MAX_QUEUE_TAGS + " tags removed at once, was " + removedTags.size();
+        }
+        if (bad == null) {
+            for (String a : removedAttributes) {
+                bad = tokenProblem("queue attribute name", a, MAX_QUEUE_ATTRIBUTE_NAME_LENGTH);
+                if (bad == null && setAttributes.containsKey(a)) {
+                    bad = "queue attribute " + quote(a) + " is both set and removed";
+                }
+                if (bad != null) {
+                    break;
+                }
+            }
+        }
+        if (bad == null) {
+            for (String t : removedTags) {
+                bad = tagKeyProblem(t);
+                if (bad == null && setTags.containsKey(t)) {
+                    bad = "tag " + quote(t) + " is both set and removed";
+                }
+                if (bad != null) {
+                    break;
+                }
+            }
+        }
+        return bad != null || modifiedAtMillis >= 0 ? bad : "modified time must be 0 or more, was " + modifiedAtMillis;
+    }
+
+    /**
+     * @param name             the queue
+     * @param attributes       its attributes
+     * @param tags             its tags
+     * @param createdAtMillis  its creation time, or 0
+     * @param modifiedAtMillis its last modified time, or 0
+     * @return why this queue record is refused, or null
+     */
+    public static @Nullable String queueRecordProblem(String name, Map<String, String> attributes,
+                                                      Map<String, String> tags, long createdAtMillis,
+                                                      long modifiedAtMillis) {
+        String bad = queueNameProblem(name);
+        if (bad == null) {
+            bad = queueAttributesProblem(attributes);
+        }
+        if (bad == null) {
+            bad = queueTagsProblem(tags);
+        }
+        return bad != null || (createdAtMillis >= 0 && modifiedAtMillis >= 0) ? bad
+                : "queue times must be 0 or more, were " + createdAtMillis + " and " + modifiedAtMillis;
+    }
+
+    private static @Nullable String tagKeyProblem(String key) {
+        if (key.isEmpty() || key.length() > MAX_QUEUE_TAG_KEY_LENGTH) {
+            return "tag key must be 1 to " + MAX_QUEUE_TAG_KEY_LENGTH + " characters, was " + key.length();
+        }
+        return null;
     }
 
     // --- throwing forms --------------------------------------------------------------------------

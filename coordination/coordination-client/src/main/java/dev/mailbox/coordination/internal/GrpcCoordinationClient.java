@@ -18,6 +18,7 @@ public final class GrpcCoordinationClient implements CoordinationClient {
     private final Nodes nodes;
     private final Routes routes;
     private final Cluster cluster;
+    private final dev.mailbox.coordination.Queues queues;
 
     /**
      * @param endpoints   coordinator control-plane addresses
@@ -34,6 +35,7 @@ public final class GrpcCoordinationClient implements CoordinationClient {
         this.nodes = new GrpcNodes(calls);
         this.routes = new GrpcRoutes(calls);
         this.cluster = new GrpcCluster(calls);
+        this.queues = new GrpcQueues(calls, null);
     }
 
     @Override
@@ -59,6 +61,11 @@ public final class GrpcCoordinationClient implements CoordinationClient {
     @Override
     public Cluster cluster() {
         return cluster;
+    }
+
+    @Override
+    public dev.mailbox.coordination.Queues queues() {
+        return queues;
     }
 
     @Override

@@ -105,4 +105,15 @@ public final class Protos {
                 r.getLeaderId().isEmpty() ? null : r.getLeaderId(), r.getTerm(), r.getAppliedIndex(), r.getCommitIndex(),
                 members, r.getFault().isEmpty() ? null : r.getFault());
     }
+
+    public static dev.mailbox.coordination.proto.QueueRecord toProto(dev.mailbox.coordination.QueueInfo q) {
+        return dev.mailbox.coordination.proto.QueueRecord.newBuilder().setName(q.name()).putAllAttributes(q.attributes())
+                .putAllTags(q.tags()).setCreatedAtMillis(q.createdAtMillis())
+                .setLastModifiedAtMillis(q.lastModifiedAtMillis()).build();
+    }
+
+    public static dev.mailbox.coordination.QueueInfo fromProto(dev.mailbox.coordination.proto.QueueRecord p) {
+        return new dev.mailbox.coordination.QueueInfo(p.getName(), p.getAttributesMap(), p.getTagsMap(),
+                p.getCreatedAtMillis(), p.getLastModifiedAtMillis());
+    }
 }

@@ -392,6 +392,11 @@ public final class MailboxNode implements AutoCloseable {
         return address;
     }
 
+    /** @return the coordinator client the node registers with and takes routes from, or empty without one */
+    public Optional<CoordinationClient> coordinator() {
+        return Optional.ofNullable(coordinator);
+    }
+
     /** @return the routing table copy, or empty without a coordinator */
     public Optional<RoutingTable> routingTable() {
         return Optional.ofNullable(routes);

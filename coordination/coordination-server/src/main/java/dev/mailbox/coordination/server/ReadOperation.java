@@ -25,7 +25,11 @@ public enum ReadOperation {
     /** The routing table ({@code ListRoutes}). */
     LIST_ROUTES,
     /** A backup of the whole state ({@code ExportState}). */
-    EXPORT_STATE;
+    EXPORT_STATE,
+    /** One queue record ({@code GetQueue}). */
+    GET_QUEUE,
+    /** Queue names ({@code ListQueues}). */
+    LIST_QUEUES;
 
     /** @return the name operators write: lower case with dashes, e.g. {@code get-lease} */
     public String key() {

@@ -36,7 +36,9 @@ import org.junit.jupiter.api.io.TempDir;
  * it, and a bare snapshot file; format 1 by commit 8474aef (protobuf, before holder secrets): a snapshot
  * plus the log after it; format 2 by commit ab622c1 (holder secrets, before the Restore command): a
  * snapshot plus the log after it, in which a holder re-acquires with the secret kept in the snapshot and
- * another with a wrong one is refused. Today's coordinator must recover each into the same state, then keep it through a snapshot and a
+ * another with a wrong one is refused; format 4 by the commit that added queue records (the Restore command of
+ * format 3 has no fixture of its own): a snapshot holding queue records plus a log of queue creates, changes and
+ * a delete after it. Today's coordinator must recover each into the same state, then keep it through a snapshot and a
  * restart in today's format; and it must refuse data of a newer format with an error naming both.
  */
 class StoredFormatUpgradeTest {
@@ -69,6 +71,33 @@ class StoredFormatUpgradeTest {
             + "reached; a re-acquire after the snapshot that needed the snapshot's secret replays the same")
     void format2() throws Exception {
         recoverAndCheck("format2");
+    }
+
+    @Test
+    @DisplayName("a format-4 snapshot (queue records) plus the format-4 log after it (queue creates, changes and a "
+            + "create of an existing queue) recover into the state that code reached")
+    void format4() throws Exception {
+        recoverAndCheck("format4");
+    }
+
+    @Test
+    @DisplayName("the format-4 fixture holds queue records in its snapshot and queue commands in its log")
+    void format4HoldsQueues() throws Exception {
+        Path data = dir.resolve("n1");
+        unzip("format4.zip", data);
+        java.util.List<Path> files;
+        try (Stream<Path> all = Files.walk(data)) {
+            files = all.filter(Files::isRegularFile).toList();
+        }
+        Path snapshot = files.stream().filter(p -> p.getFileName().toString().startsWith("snapshot.")
+                && !p.getFileName().toString().endsWith(".md5")).findFirst().orElseThrow();
+        try (InputStream in = Files.newInputStream(snapshot)) {
+            LeaseTable table = LeaseTable.readFrom(in);
+            assertThat(table.queues()).extracting(q -> q.name()).containsExactly("orders", "orders-dlq");
+        }
+        byte[] first = Files.readAllBytes(snapshot);
+        assertThat(SnapshotHeader.parseDelimitedFrom(new ByteArrayInputStream(first)).getFormat()).isEqualTo(4);
+        assertThat(expected("format4")).contains("queue QueueInfo[name=payments").doesNotContain("name=scratch");
     }
 
     @Test
@@ -205,6 +234,7 @@ class StoredFormatUpgradeTest {
                 .append(' ').append(n.policy()).append(' ').append(new TreeMap<>(n.labels())).append(' ')
                 .append(n.createdAtMillis()).append('\n'));
         t.routes().forEach(r -> b.append("route ").append(r).append('\n'));
+        t.queues().forEach(q -> b.append("queue ").append(q).append('\n')); // format 4 on
         return b.toString();
     }
 }

@@ -39,6 +39,13 @@ public sealed interface Command {
             return new CreateNamespace(c.name(), c.ttlMillis(), c.heartbeatMillis(), c.graceMillis(), c.labels(), now);
         } else if (this instanceof Restore r) {
             return new Restore(r.snapshot(), now);
+        } else if (this instanceof CreateQueue c) {
+            return new CreateQueue(c.queue(), now);
+        } else if (this instanceof UpdateQueue u) {
+            return new UpdateQueue(u.name(), u.setAttributes(), u.removedAttributes(), u.setTags(), u.removedTags(),
+                    u.modifiedAtMillis(), now);
+        } else if (this instanceof DeleteQueue d) {
+            return new DeleteQueue(d.name(), now);
         }
         SetPolicy p = (SetPolicy) this;
         return new SetPolicy(p.namespace(), p.ttlMillis(), p.heartbeatMillis(), p.graceMillis(), now);
@@ -114,5 +121,32 @@ public sealed interface Command {
      * any format this coordinator reads. Refused unless the state holds no namespace, policy, lease or node.
      */
     record Restore(com.google.protobuf.ByteString snapshot, long now) implements Command {
+    }
+
+    /**
+     * Creates a queue record unless one of that name exists (format 4). Times 0 in the record take the
+     * entry's leader time.
+     */
+    record CreateQueue(dev.mailbox.coordination.QueueInfo queue, long now) implements Command {
+    }
+
+    /**
+     * Changes a queue record as it is when the entry applies (format 4): attributes and tags set, then removed.
+     * The modified time moves when an attribute is set or removed; 0 takes the entry's leader time.
+     */
+    record UpdateQueue(String name, SortedMap<String, String> setAttributes, java.util.SortedSet<String> removedAttributes,
+                       SortedMap<String, String> setTags, java.util.SortedSet<String> removedTags, long modifiedAtMillis,
+                       long now) implements Command {
+        /** Copies the collections, sorted: the same change encodes to the same bytes everywhere. */
+        public UpdateQueue {
+            setAttributes = Collections.unmodifiableSortedMap(new TreeMap<>(setAttributes));
+            removedAttributes = Collections.unmodifiableSortedSet(new java.util.TreeSet<>(removedAttributes));
+            setTags = Collections.unmodifiableSortedMap(new TreeMap<>(setTags));
+            removedTags = Collections.unmodifiableSortedSet(new java.util.TreeSet<>(removedTags));
+        }
+    }
+
+    /** Deletes a queue record (format 4). */
+    record DeleteQueue(String name, long now) implements Command {
     }
 }

@@ -151,7 +151,8 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
      *                        watch is ended (see {@code CoordinatorNode.Builder.maxWatchBacklog})
      * @param readDefaults    the consistency of a read whose request does not say, by operation key
      *                        ({@code ReadOperation.key()}: get-lease, list-leases, list-nodes, partition-map,
-     *                        get-namespace, list-namespaces, list-routes, export-state); LEADER_LEASE where absent
+     *                        get-namespace, list-namespaces, list-routes, export-state, get-queue, list-queues); LEADER_LEASE
+     *                        where absent
      */
     public ControlPlaneService(Node node, RaftGateway raft, int maxWatchBacklog,
                                java.util.Map<String, Consistency> readDefaults) {
@@ -533,6 +534,127 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         view(consistency(r.getConsistency(), "list-routes"), View.Kind.ROUTES, "", RoutesReply.parser(), out);
     }
 
+    // --- queue records ---------------------------------------------------------------------------
+
+    @Override
+    public void createQueue(dev.mailbox.coordination.proto.CreateQueueRequest r,
+                            StreamObserver<dev.mailbox.coordination.proto.QueueReply> out) {
+        Command.CreateQueue c = new Command.CreateQueue(Protos.fromProto(r.getQueue()), 0);
+        String bad = LeaseTable.problem(c);
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        whenApplied(raft.write(c), out, o -> answer(out, queueReply(o).setCreated(o.created()).build()));
+    }
+
+    @Override
+    public void getQueue(dev.mailbox.coordination.proto.GetQueueRequest r,
+                         StreamObserver<dev.mailbox.coordination.proto.QueueReply> out) {
+        String bad = CoordinationLimits.queueNameProblem(r.getName());
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        view(consistency(r.getConsistency(), "get-queue"), View.Kind.QUEUE, r.getName(),
+                dev.mailbox.coordination.proto.QueueReply.parser(), out);
+    }
+
+    @Override
+    public void listQueues(dev.mailbox.coordination.proto.ListQueuesRequest r,
+                           StreamObserver<dev.mailbox.coordination.proto.ListQueuesReply> out) {
+        String bad = CoordinationLimits.queueListProblem(r.getPrefix(), r.getAfter(), r.getLimit());
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        java.util.function.Predicate<String> visible = Guard.QUEUE_FILTER.get();
+        listQueues(consistency(r.getConsistency(), "list-queues"), r.getPrefix(), r.getAfter(), r.getLimit(),
+                visible == null ? name -> true : visible, new ArrayList<>(), out);
+    }
+
+    /**
+     * Pages through the queue names as the state machine lists them, keeping those the caller may see, until the
+     * page asked for is full or the names run out: a caller that may see only some queues still gets full pages,
+     * so it can tell the last page by its being short.
+     */
+    private void listQueues(Consistency consistency, String prefix, String after, int limit,
+                            java.util.function.Predicate<String> visible, List<String> names,
+                            StreamObserver<dev.mailbox.coordination.proto.ListQueuesReply> out) {
+        View v = View.newBuilder().setKind(View.Kind.QUEUES).setPrefix(prefix).setAfter(after).setLimit(limit).build();
+        read(consistency, Query.newBuilder().setView(v).build()).whenComplete((bytes, e) -> {
+            if (e != null) {
+                out.onError(unavailable(e));
+                return;
+            }
+            List<String> page;
+            try {
+                page = dev.mailbox.coordination.proto.ListQueuesReply.parseFrom(bytes).getNamesList();
+            } catch (InvalidProtocolBufferException x) {
+                out.onError(internal("unreadable queue list: " + x.getMessage()));
+                return;
+            }
+            for (String name : page) {
+                if (names.size() < limit && visible.test(name)) {
+                    names.add(name);
+                }
+            }
+            if (names.size() < limit && page.size() == limit) {
+                listQueues(consistency, prefix, page.get(page.size() - 1), limit, visible, names, out);
+            } else {
+                answer(out, dev.mailbox.coordination.proto.ListQueuesReply.newBuilder().addAllNames(names).build());
+            }
+        });
+    }
+
+    @Override
+    public void updateQueue(dev.mailbox.coordination.proto.UpdateQueueRequest r,
+                            StreamObserver<dev.mailbox.coordination.proto.QueueReply> out) {
+        Command.UpdateQueue c = new Command.UpdateQueue(r.getName(), new java.util.TreeMap<>(r.getSetAttributesMap()),
+                new java.util.TreeSet<>(r.getRemovedAttributesList()), new java.util.TreeMap<>(r.getSetTagsMap()),
+                new java.util.TreeSet<>(r.getRemovedTagsList()), r.getModifiedAtMillis(), 0);
+        // a repeated key would vanish in the sorted set: count what was sent
+        String bad = r.getRemovedAttributesCount() > CoordinationLimits.MAX_QUEUE_ATTRIBUTES
+                ? "at most " + CoordinationLimits.MAX_QUEUE_ATTRIBUTES + " queue attributes removed at once, was "
+                + r.getRemovedAttributesCount()
+                : r.getRemovedTagsCount() > CoordinationLimits.MAX_QUEUE_TAGS ? "at most " + CoordinationLimits.MAX_QUEUE_TAGS
+                + " tags removed at once, was " + r.getRemovedTagsCount() : null;
+        if (bad == null) {
+            bad = LeaseTable.problem(c);
+        }
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        whenApplied(raft.write(c), out, o -> answer(out, queueReply(o).build()));
+    }
+
+    @Override
+    public void deleteQueue(dev.mailbox.coordination.proto.DeleteQueueRequest r,
+                            StreamObserver<dev.mailbox.coordination.proto.DeleteQueueReply> out) {
+        Command.DeleteQueue c = new Command.DeleteQueue(r.getName(), 0);
+        String bad = LeaseTable.problem(c);
+        if (bad != null) {
+            out.onError(invalid(bad));
+            return;
+        }
+        whenApplied(raft.write(c), out, o -> {
+            var b = dev.mailbox.coordination.proto.DeleteQueueReply.newBuilder();
+            if (o.queue() != null) {
+                b.setQueue(Protos.toProto(o.queue()));
+            }
+            answer(out, b.build());
+        });
+    }
+
+    private static dev.mailbox.coordination.proto.QueueReply.Builder queueReply(Outcome o) {
+        var b = dev.mailbox.coordination.proto.QueueReply.newBuilder();
+        if (o.queue() != null) {
+            b.setQueue(Protos.toProto(o.queue()));
+        }
+        return b;
+    }
+
     /** Reads nodes, partitions, namespaces or routes as fresh as asked, and answers with the reply message. */
     private <M> void view(Consistency consistency, View.Kind kind, String arg, Parser<M> parser,
                           StreamObserver<M> out) {
@@ -548,6 +670,8 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
                 out.onError(unavailable(e));
             } else if (kind == View.Kind.NAMESPACE && bytes.length == 0) {
                 out.onError(new StatusRuntimeException(Status.NOT_FOUND.withDescription("no namespace '" + arg + "'")));
+            } else if (kind == View.Kind.QUEUE && bytes.length == 0) {
+                out.onError(new StatusRuntimeException(Status.NOT_FOUND.withDescription("no queue '" + arg + "'")));
             } else {
                 M message;
                 try {

@@ -34,12 +34,30 @@ import org.jspecify.annotations.Nullable;
  * sees it, so a refused call changes nothing, and writes the audit trail of administrative actions. Leases
  * belong to the runner ids a principal owns: its own name, or names that start with it and a '/'
  * ({@code r1}, {@code r1/worker-2}); a node registers under its own name only.
+ *
+ * <p>Queue records (what SQS endpoints keep about each queue) follow the mailbox rules: a queue named N is a
+ * mailbox named N, in namespace N, so the grants that let a principal use mailbox N decide what it may do with
+ * queue N. Reading a record ({@code GetQueue}) needs any grant on N: a client that only sends to a queue must
+ * still look it up. Listing shows only the queues the principal could read. Creating, changing and deleting a
+ * record configure the mailbox, as setting a lease policy does, and need {@code admin} on N, or the
+ * {@code node} role on N: a node's SQS endpoint acts for the callers its own access keys authenticate. A node
+ * that names the caller it acts for ({@code mailbox-on-behalf-of}, as on the data plane) vouches for it, and is
+ * believed only if it has the node role on N: the named caller is then checked instead of the node, so a node
+ * cannot lend its own rights to a caller who lacks them.
  */
 public final class Guard implements ServerInterceptor {
 
     /** Methods that change the cluster's configuration: every outcome is audited. */
     private static final Set<String> ADMIN_ACTIONS = Set.of("RevokeLease", "ReclaimLease", "SetLeasePolicy",
-            "CreateNamespace", "AddMember", "RemoveMember", "ImportState", "ExportState");
+            "CreateNamespace", "AddMember", "RemoveMember", "ImportState", "ExportState", "CreateQueue", "UpdateQueue",
+            "DeleteQueue");
+
+    /**
+     * Which queue names a {@code ListQueues} caller may see, or absent when it may see every queue (or security
+     * is off): the service filters its answer with it.
+     */
+    public static final io.grpc.Context.Key<java.util.function.Predicate<String>> QUEUE_FILTER =
+            io.grpc.Context.key("mailbox-queue-filter");
 
     private final AccessPolicy policy;
     private final Function<String, Optional<Lease>> leases;
@@ -57,7 +75,11 @@ public final class Guard implements ServerInterceptor {
     public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers,
                                                        ServerCallHandler<Q, A> next) {
         String method = call.getMethodDescriptor().getBareMethodName();
-        String principal = Caller.current();
+        String caller = Caller.current();
+        String vouched = QUEUE_METHODS.contains(String.valueOf(method)) ? headers.get(
+                dev.mailbox.coordination.wire.DataPlane.ON_BEHALF_OF) : null;
+        // audited as the caller it acts for when a node names one (whether it is believed is decided per queue)
+        String principal = vouched == null ? caller : vouched + " via " + caller;
         String[] target = {"-"}; // what the request names, for the audit line written when the call ends
         ServerCall<Q, A> audited = !ADMIN_ACTIONS.contains(String.valueOf(method)) ? call
                 : new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
@@ -68,14 +90,24 @@ public final class Guard implements ServerInterceptor {
                         super.close(status, trailers);
                     }
                 };
-        ServerCall.Listener<Q> delegate = next.startCall(audited, headers);
+        ServerCall.Listener<Q> delegate;
+        if ("ListQueues".equals(method) && !policy.allows(effective(caller, vouched, "*"), Permission.READ, "*")) {
+            // the names are filtered as the service reads them; a node's vouching is weighed per name
+            java.util.function.Predicate<String> visible = name -> mayReadQueue(effective(caller, vouched, name), name);
+            delegate = io.grpc.Contexts.interceptCall(io.grpc.Context.current().withValue(QUEUE_FILTER, visible), audited,
+                    headers, next);
+        } else {
+            delegate = next.startCall(audited, headers);
+        }
         return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(delegate) {
             private boolean refused;
 
             @Override
             public void onMessage(Q message) {
                 target[0] = target((Message) message);
-                String why = refusal(principal, String.valueOf(method), (Message) message);
+                String why = QUEUE_METHODS.contains(String.valueOf(method))
+                        ? queueRefusal(caller, vouched, String.valueOf(method), (Message) message)
+                        : refusal(principal, String.valueOf(method), (Message) message);
                 if (why != null) {
                     refused = true;
                     Audit.refused(principal, String.valueOf(method), target[0], why);
@@ -93,6 +125,60 @@ public final class Guard implements ServerInterceptor {
                 }
             }
         };
+    }
+
+    private static final Set<String> QUEUE_METHODS = Set.of("CreateQueue", "GetQueue", "ListQueues", "UpdateQueue",
+            "DeleteQueue");
+
+    /**
+     * @param caller  who calls
+     * @param vouched whom the caller names as the one it acts for, or null
+     * @param queue   the queue concerned
+     * @return the principal whose grants decide: the named one if the caller is a node on that queue's namespace
+     */
+    private String effective(String caller, @Nullable String vouched, String queue) {
+        return vouched != null && policy.allows(caller, Permission.NODE, queue) ? vouched : caller;
+    }
+
+    private boolean mayReadQueue(String principal, String queue) {
+        for (Permission p : Permission.values()) {
+            if (policy.allows(principal, p, queue)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return what the caller (or the caller a node acts for) may not do to a queue record, or null */
+    private @Nullable String queueRefusal(String caller, @Nullable String vouched, String method, Message request) {
+        String queue = queueOf(request);
+        if (method.equals("ListQueues")) {
+            return null; // filtered name by name
+        }
+        String principal = effective(caller, vouched, queue);
+        if (method.equals("GetQueue")) {
+            return mayReadQueue(principal, queue) ? null : "read queue '" + queue + "'";
+        }
+        boolean own = principal.equals(caller); // not acting for a caller it names
+        boolean allowed = admin(principal, queue) || (own && policy.allows(caller, Permission.NODE, queue));
+        if (allowed) {
+            return null;
+        }
+        String verb = switch (method) {
+            case "CreateQueue" -> "create";
+            case "UpdateQueue" -> "change";
+            default -> "delete";
+        };
+        return verb + " queue '" + queue + "' (that needs the admin role on namespace '" + queue + "'"
+                + (own ? ", or the node role" : "") + ")";
+    }
+
+    private static String queueOf(Message request) {
+        if (request instanceof dev.mailbox.coordination.proto.CreateQueueRequest c) {
+            return c.getQueue().getName();
+        }
+        var f = request.getDescriptorForType().findFieldByName("name");
+        return f == null ? "" : String.valueOf(request.getField(f));
     }
 
     /** @return what the principal may not do, or null if the request is allowed */
@@ -197,6 +283,9 @@ public final class Guard implements ServerInterceptor {
     }
 
     private static String target(Message request) {
+        if (request instanceof dev.mailbox.coordination.proto.CreateQueueRequest c) {
+            return c.getQueue().getName();
+        }
         for (String field : new String[] {"mailbox_id", "namespace", "name"}) {
             var f = request.getDescriptorForType().findFieldByName(field);
             if (f != null) {

@@ -58,6 +58,8 @@ public final class LeaseTable {
     /** Registered nodes; whether each is up is its registration lease's state. */
     private final TreeMap<String, NodeInfo> nodes = new TreeMap<>();
     private final TreeMap<String, NamespaceInfo> namespaces = new TreeMap<>();
+    /** Queue records (format 4 on), by name. */
+    private final TreeMap<String, dev.mailbox.coordination.QueueInfo> queues = new TreeMap<>();
     private long appliedIndex;
     private long time;
     /** The log index of the last command that changed a route. */
@@ -149,6 +151,13 @@ public final class LeaseTable {
             return createNamespace(c);
         } else if (command instanceof Command.Restore r) {
             return restore(index, r);
+        } else if (command instanceof Command.CreateQueue c) {
+            return createQueue(c);
+        } else if (command instanceof Command.UpdateQueue u) {
+            return updateQueue(u);
+        } else if (command instanceof Command.DeleteQueue d) {
+            dev.mailbox.coordination.QueueInfo gone = queues.remove(d.name());
+            return gone == null ? Outcome.noQueue(d.name()) : Outcome.ok(gone, false);
         }
         throw new IllegalArgumentException("unknown command " + command);
     }
@@ -204,6 +213,15 @@ public final class LeaseTable {
             return bad != null ? bad : CoordinationLimits.labelsProblem(c.labels());
         } else if (command instanceof Command.Restore r) {
             return CoordinationLimits.exportedStateProblem(r.snapshot().size());
+        } else if (command instanceof Command.CreateQueue c) {
+            dev.mailbox.coordination.QueueInfo q = c.queue();
+            return CoordinationLimits.queueRecordProblem(q.name(), q.attributes(), q.tags(), q.createdAtMillis(),
+                    q.lastModifiedAtMillis());
+        } else if (command instanceof Command.UpdateQueue u) {
+            return CoordinationLimits.queueChangeProblem(u.name(), u.setAttributes(), u.removedAttributes(), u.setTags(),
+                    u.removedTags(), u.modifiedAtMillis());
+        } else if (command instanceof Command.DeleteQueue d) {
+            return CoordinationLimits.queueNameProblem(d.name());
         }
         return null;
     }
@@ -321,7 +339,89 @@ public final class LeaseTable {
 
     /** @return whether this table holds nothing an import could overwrite */
     public boolean isEmpty() {
-        return current.isEmpty() && history.isEmpty() && policies.isEmpty() && nodes.isEmpty() && namespaces.isEmpty();
+        return current.isEmpty() && history.isEmpty() && policies.isEmpty() && nodes.isEmpty() && namespaces.isEmpty()
+                && queues.isEmpty();
+    }
+
+    private Outcome createQueue(Command.CreateQueue c) {
+        dev.mailbox.coordination.QueueInfo existing = queues.get(c.queue().name());
+        if (existing != null) {
+            return Outcome.ok(existing, false); // create-if-absent: the record there wins, and every caller gets it
+        }
+        if (queues.size() >= CoordinationLimits.MAX_QUEUES) {
+            return Outcome.refused(null, "the cluster holds " + queues.size() + " queues, the most it may ("
+                    + CoordinationLimits.MAX_QUEUES + "); delete one first");
+        }
+        dev.mailbox.coordination.QueueInfo q = c.queue();
+        long created = q.createdAtMillis() != 0 ? q.createdAtMillis() : time;
+        long modified = q.lastModifiedAtMillis() != 0 ? q.lastModifiedAtMillis() : created;
+        dev.mailbox.coordination.QueueInfo stored = new dev.mailbox.coordination.QueueInfo(q.name(), q.attributes(),
+                q.tags(), created, modified);
+        queues.put(q.name(), stored);
+        return Outcome.ok(stored, true);
+    }
+
+    /**
+     * Applies a change to the record as it is now: concurrent changes of one queue, each one command, never lose
+     * each other. A change that would take the record past a limit (more tags than allowed, say) is refused whole.
+     */
+    private Outcome updateQueue(Command.UpdateQueue u) {
+        dev.mailbox.coordination.QueueInfo q = queues.get(u.name());
+        if (q == null) {
+            return Outcome.noQueue(u.name());
+        }
+        TreeMap<String, String> attributes = new TreeMap<>(q.attributes());
+        attributes.putAll(u.setAttributes());
+        attributes.keySet().removeAll(u.removedAttributes());
+        TreeMap<String, String> tags = new TreeMap<>(q.tags());
+        tags.putAll(u.setTags());
+        tags.keySet().removeAll(u.removedTags());
+        String bad = CoordinationLimits.queueAttributesProblem(attributes);
+        if (bad == null) {
+            bad = CoordinationLimits.queueTagsProblem(tags);
+        }
+        if (bad != null) {
+            return Outcome.refused(null, "queue '" + u.name() + "' after this change: " + bad);
+        }
+        boolean attributesChanged = !u.setAttributes().isEmpty() || !u.removedAttributes().isEmpty();
+        long modified = !attributesChanged ? q.lastModifiedAtMillis()
+                : u.modifiedAtMillis() != 0 ? u.modifiedAtMillis() : time;
+        dev.mailbox.coordination.QueueInfo changed = new dev.mailbox.coordination.QueueInfo(q.name(), attributes, tags,
+                q.createdAtMillis(), modified);
+        queues.put(q.name(), changed);
+        return Outcome.ok(changed, false);
+    }
+
+    /**
+     * @param name a queue name
+     * @return its record, or null
+     */
+    public dev.mailbox.coordination.@Nullable QueueInfo queue(String name) {
+        return queues.get(name);
+    }
+
+    /**
+     * @param prefix a name prefix, possibly empty
+     * @param after  only names greater than this one, or empty
+     * @param limit  the most names to return
+     * @return queue names with the prefix after {@code after}, ascending
+     */
+    public List<String> queueNames(String prefix, String after, int limit) {
+        // names with a prefix are contiguous in sorted order: start at the later of the prefix and `after`
+        boolean fromPrefix = after.compareTo(prefix) < 0;
+        List<String> out = new ArrayList<>();
+        for (String name : queues.tailMap(fromPrefix ? prefix : after, fromPrefix).keySet()) {
+            if (!name.startsWith(prefix) || out.size() >= limit) {
+                break;
+            }
+            out.add(name);
+        }
+        return out;
+    }
+
+    /** @return every queue record, by name */
+    public List<dev.mailbox.coordination.QueueInfo> queues() {
+        return List.copyOf(queues.values());
     }
 
     /**
@@ -332,7 +432,7 @@ public final class LeaseTable {
     private Outcome restore(long index, Command.Restore r) {
         if (!isEmpty()) {
             return Outcome.refused(null, "the cluster already holds state (" + namespaces.size() + " namespace(s), "
-                    + current.size() + " lease(s), " + nodes.size() + " node(s)): a backup is imported only into a "
+                    + current.size() + " lease(s), " + nodes.size() + " node(s), " + queues.size() + " queue(s)): a backup is imported only into a "
                     + "new, empty cluster");
         }
         LeaseTable imported;
@@ -348,6 +448,7 @@ public final class LeaseTable {
         secretHashes.putAll(imported.secretHashes);
         nodes.putAll(imported.nodes);
         namespaces.putAll(imported.namespaces);
+        queues.putAll(imported.queues);
         time = Math.max(time, imported.time);
         routesRevision = index;
         return Outcome.ok();
@@ -613,6 +714,10 @@ public final class LeaseTable {
 
     void restoreNamespace(NamespaceInfo namespace) {
         namespaces.put(namespace.name(), namespace);
+    }
+
+    void restoreQueue(dev.mailbox.coordination.QueueInfo queue) {
+        queues.put(queue.name(), queue);
     }
 
     void restorePosition(long appliedIndex, long time, long routesRevision) {

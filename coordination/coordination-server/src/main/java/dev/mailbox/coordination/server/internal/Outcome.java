@@ -13,8 +13,24 @@ import org.jspecify.annotations.Nullable;
  * @param code    the result
  * @param lease   the lease concerned, when there is one
  * @param message why, for a refusal
+ * @param queue   a queue command's record: after the command, or the one it deleted
+ * @param created whether a queue create made its queue (false: it existed)
  */
-public record Outcome(Code code, @Nullable Lease lease, String message) {
+public record Outcome(Code code, @Nullable Lease lease, String message,
+                      dev.mailbox.coordination.@Nullable QueueInfo queue, boolean created) {
+
+    /** An outcome without a queue. */
+    public Outcome(Code code, @Nullable Lease lease, String message) {
+        this(code, lease, message, null, false);
+    }
+
+    static Outcome ok(dev.mailbox.coordination.QueueInfo queue, boolean created) {
+        return new Outcome(Code.OK, null, "", queue, created);
+    }
+
+    static Outcome noQueue(String name) {
+        return new Outcome(Code.NOT_FOUND, null, "no queue '" + name + "'");
+    }
 
     /** Results. */
     public enum Code {
@@ -66,6 +82,9 @@ public record Outcome(Code code, @Nullable Lease lease, String message) {
         if (lease != null) {
             b.setLease(Protos.toProto(lease));
         }
+        if (queue != null) {
+            b.setQueue(Protos.toProto(queue)).setCreated(created);
+        }
         return b.build();
     }
 
@@ -75,7 +94,7 @@ public record Outcome(Code code, @Nullable Lease lease, String message) {
      */
     static Outcome fromProto(dev.mailbox.coordination.proto.state.Outcome p) {
         return new Outcome(Code.valueOf(p.getCode().name()), p.hasLease() ? Protos.fromProto(p.getLease()) : null,
-                p.getMessage());
+                p.getMessage(), p.hasQueue() ? Protos.fromProto(p.getQueue()) : null, p.getCreated());
     }
 
     /**

@@ -41,7 +41,7 @@ import java.util.TreeMap;
 public final class StateCodec {
 
     /** The format this coordinator writes, and the newest it reads. */
-    public static final int FORMAT = 3;
+    public static final int FORMAT = 4;
 
     private StateCodec() {
     }
@@ -91,6 +91,15 @@ public final class StateCodec {
             b.setCreateNamespace(cb);
         } else if (command instanceof Command.Restore r) {
             b.setRestore(dev.mailbox.coordination.proto.state.Restore.newBuilder().setSnapshot(r.snapshot()));
+        } else if (command instanceof Command.CreateQueue c) {
+            b.setCreateQueue(dev.mailbox.coordination.proto.state.CreateQueue.newBuilder().setQueue(Protos.toProto(c.queue())));
+        } else if (command instanceof Command.UpdateQueue u) {
+            b.setUpdateQueue(dev.mailbox.coordination.proto.state.UpdateQueue.newBuilder().setName(u.name())
+                    .putAllSetAttributes(u.setAttributes()).addAllRemovedAttributes(u.removedAttributes())
+                    .putAllSetTags(u.setTags()).addAllRemovedTags(u.removedTags())
+                    .setModifiedAtMillis(u.modifiedAtMillis()));
+        } else if (command instanceof Command.DeleteQueue d) {
+            b.setDeleteQueue(dev.mailbox.coordination.proto.state.DeleteQueue.newBuilder().setName(d.name()));
         }
         return b.build().toByteArray();
     }
@@ -146,6 +155,14 @@ public final class StateCodec {
                         p.getGraceMillis(), new TreeMap<>(cn.getLabelsMap()), now);
             }
             case RESTORE -> new Command.Restore(e.getRestore().getSnapshot(), now);
+            case CREATE_QUEUE -> new Command.CreateQueue(Protos.fromProto(e.getCreateQueue().getQueue()), now);
+            case UPDATE_QUEUE -> {
+                dev.mailbox.coordination.proto.state.UpdateQueue u = e.getUpdateQueue();
+                yield new Command.UpdateQueue(u.getName(), new TreeMap<>(u.getSetAttributesMap()),
+                        new java.util.TreeSet<>(u.getRemovedAttributesList()), new TreeMap<>(u.getSetTagsMap()),
+                        new java.util.TreeSet<>(u.getRemovedTagsList()), u.getModifiedAtMillis(), now);
+            }
+            case DELETE_QUEUE -> new Command.DeleteQueue(e.getDeleteQueue().getName(), now);
             case COMMAND_NOT_SET -> throw new IllegalArgumentException("log entry of format " + e.getFormat()
                     + " carries no command this coordinator knows (field numbers " + e.getUnknownFields().asMap().keySet()
                     + "); it was written by a newer coordinator");
@@ -157,7 +174,7 @@ public final class StateCodec {
 
     /**
      * Writes the whole table: a header, every record in a fixed sorted order (policies, leases, history,
-     * request ids, holder secrets, nodes, namespaces), and an end record. Equal tables write equal bytes.
+     * request ids, holder secrets, nodes, namespaces, queues), and an end record. Equal tables write equal bytes.
      *
      * @param table the table
      * @param out   where to
@@ -201,6 +218,10 @@ public final class StateCodec {
             writeRecord(coded, SnapshotRecord.newBuilder().setNamespace(StoredNamespace.newBuilder().setName(n.name())
                     .setPolicy(policy(n.policy())).putAllLabels(n.labels()).setCreatedAtMillis(n.createdAtMillis()))
                     .build());
+            records++;
+        }
+        for (dev.mailbox.coordination.QueueInfo q : table.queues()) {
+            writeRecord(coded, SnapshotRecord.newBuilder().setQueue(Protos.toProto(q)).build());
             records++;
         }
         writeRecord(coded, SnapshotRecord.newBuilder().setEnd(SnapshotEnd.newBuilder().setRecords(records)).build());
@@ -259,6 +280,7 @@ public final class StateCodec {
                     table.restoreNamespace(new NamespaceInfo(n.getName(), PartitionMap.partition(n.getName()), null,
                             policy(n.getPolicy()), n.getLabelsMap(), n.getCreatedAtMillis()));
                 }
+                case QUEUE -> table.restoreQueue(Protos.fromProto(r.getQueue()));
                 case END -> {
                     if (r.getEnd().getRecords() != records) {
                         throw new IOException("snapshot end record counts " + r.getEnd().getRecords()

@@ -23,7 +23,7 @@ public final class Views {
     /**
      * @param view  what to read
      * @param table the table to read it from (the caller holds the table's read lock)
-     * @return the reply message; a NamespaceReply without a namespace for one that does not exist
+     * @return the reply message; a NamespaceReply (QueueReply) without a namespace (queue) for one that does not exist
      */
     public static MessageLite answer(View view, LeaseTable table) {
         return switch (view.getKind()) {
@@ -63,6 +63,13 @@ public final class Views {
                         .setSnapshot(com.google.protobuf.ByteString.copyFrom(out.toByteArray()))
                         .setAppliedIndex(table.appliedIndex()).build();
             }
+            case QUEUE -> {
+                dev.mailbox.coordination.QueueInfo q = table.queue(view.getNamespace());
+                yield q == null ? dev.mailbox.coordination.proto.QueueReply.getDefaultInstance()
+                        : dev.mailbox.coordination.proto.QueueReply.newBuilder().setQueue(Protos.toProto(q)).build();
+            }
+            case QUEUES -> dev.mailbox.coordination.proto.ListQueuesReply.newBuilder()
+                    .addAllNames(table.queueNames(view.getPrefix(), view.getAfter(), view.getLimit())).build();
             case KIND_UNSPECIFIED, UNRECOGNIZED -> throw new IllegalArgumentException("unknown view " + view.getKind());
         };
     }
