@@ -21,9 +21,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link RemoteMailbox} on the node's own data plane, so a call takes the same path as any client's: served here
  * when this node hosts the mailbox (or the backend is shared), forwarded to the owner when a route names another
  * node. On a node-local backend (memory) a queue's name names no node (SQS names hold no '@'), so a queue
- * created here with no route elsewhere is hosted by this node. Queue records (attributes, tags) are kept in this
- * process: another node's endpoint does not see queues created here, and they are forgotten when the node stops
- * (the messages stay in the backend).
+ * used here with no route elsewhere is hosted by this node. Queue records (attributes, tags) live in the
+ * coordinators' replicated state ({@link ReplicatedQueueDirectory}): every node's endpoint sees the same queues with
+ * the same attributes, a restarted node forgets nothing, and concurrent changes from two nodes never lose each
+ * other. Only a node without coordinators (not what {@code mailboxctl node start} makes) keeps them in this process
+ * ({@link QueueDirectory#inMemory}).
  */
 final class NodeSqsEndpoint implements AutoCloseable {
 
@@ -54,7 +56,7 @@ final class NodeSqsEndpoint implements AutoCloseable {
                                  List<String> keys, ClientSecurity security, boolean requireSecurity) {
         Set<Mailbox<byte[]>> opened = ConcurrentHashMap.newKeySet();
         Set<String> hostedHere = ConcurrentHashMap.newKeySet();
-        QueueDirectory queues = QueueDirectory.inMemory(name -> {
+        java.util.function.Function<String, Mailbox<byte[]>> opener = name -> {
             boolean routed = node.routingTable().flatMap(t -> t.route(name)).isPresent();
             if (!backend.shared() && !routed && !node.hosted().contains(name)) {
                 node.host(name, backend.open(name));
@@ -64,7 +66,10 @@ final class NodeSqsEndpoint implements AutoCloseable {
                     .build();
             opened.add(m);
             return m;
-        });
+        };
+        QueueDirectory queues = node.coordinator()
+                .<QueueDirectory>map(c -> new ReplicatedQueueDirectory(c.queues(), opener))
+                .orElseGet(() -> QueueDirectory.inMemory(opener));
         SqsEndpoint.Builder b = SqsEndpoint.builder().queues(queues).listen(listen);
         if (keys.isEmpty()) {
             if (requireSecurity) {
