@@ -139,8 +139,8 @@ final class CoordinationCommands {
 
         @Option(names = "--read-consistency", paramLabel = "OPERATION=LEVEL", description = "the consistency of a read "
                 + "whose request does not choose one (repeatable). OPERATION: get-lease, list-leases, list-nodes, "
-                + "partition-map, get-namespace, list-namespaces, list-routes, export-state; LEVEL: stale, "
-                + "leader-lease, linearizable (default: leader-lease for every read)")
+                + "partition-map, get-namespace, list-namespaces, list-routes, export-state, get-queue, list-queues; "
+                + "LEVEL: stale, leader-lease, linearizable (default: leader-lease for every read)")
         List<String> readConsistency = new ArrayList<>();
 
         @Override

@@ -9,10 +9,11 @@ import java.util.function.Function;
 /**
  * Where an {@link SqsEndpoint} finds its queues: the seam between the SQS protocol and whatever hosts the
  * mailboxes. The directory keeps one {@link QueueRecord} per queue (name, the attributes set on it, tags) and
- * hands out the queue's mailbox. A mailbox node implements it over its coordinator's replicated state (so every
- * node agrees on queues and their attributes) and returns, for a queue owned by another node, a mailbox that
- * forwards there: the endpoint only ever asks for {@link #mailbox(String)} and never knows where the messages
- * live. {@link #inMemory(Function)} is a complete directory for one process (tests, embedding).
+ * hands out the queue's mailbox. A mailbox node ({@code mailboxctl node start --sqs-listen}) implements it over its
+ * coordinators' replicated state, so every node agrees on queues and their attributes and a restarted node forgets
+ * none, and returns, for a queue owned by another node, a mailbox that forwards there: the endpoint only ever asks
+ * for {@link #mailbox(String)} and never knows where the messages live. With a shared directory, a node is asked
+ * for the mailbox of queues other nodes created. {@link #inMemory(Function)} is a complete directory for one process (tests, embedding).
  *
  * <p>The endpoint does all SQS validation before it calls the directory, and stores attributes only as text by
  * SQS name, so a directory need not understand them. Every method may be called by many threads at once.
