@@ -266,6 +266,27 @@ class QueueRecordsTest {
     }
 
     @Test
+    @DisplayName("a backup carries queue records into a new cluster, and a cluster holding only queues is not empty")
+    void backupCarriesQueues() {
+        byte[] backup;
+        QueueInfo kept;
+        try (TestingCluster source = TestingCluster.start(1)) {
+            source.awaitLeader(PATIENCE);
+            CoordinationClient c = source.client();
+            kept = c.queues().createIfAbsent(queue("backed-up", Map.of("DelaySeconds", "2"), Map.of("t", "1")));
+            backup = c.cluster().exportState();
+        }
+        try (TestingCluster target = TestingCluster.start(1)) {
+            target.awaitLeader(PATIENCE);
+            CoordinationClient c = target.client();
+            c.cluster().importState(backup);
+            assertThat(c.queues().get("backed-up")).contains(kept);
+            assertThatThrownBy(() -> c.cluster().importState(backup)).isInstanceOfSatisfying(CoordinationException.class,
+                    e -> assertThat(e.getMessage()).contains("1 queue(s)"));
+        }
+    }
+
+    @Test
     @DisplayName("queue reads honour the operator's read defaults: a stale get-queue answers on a lone follower, "
             + "list-queues (a leader read) does not")
     void readDefaults() {
