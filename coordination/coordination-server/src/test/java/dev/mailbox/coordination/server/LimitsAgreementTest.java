@@ -117,6 +117,38 @@ class LimitsAgreementTest {
         agree(viaClient, viaControlPlane, viaStateMachine);
     }
 
+    @Property(tries = 100)
+    void createQueue(@ForAll("token") String name, @ForAll("token") String attribute, @ForAll("token") String value,
+                     @ForAll("token") String tagKey, @ForAll("token") String tagValue) {
+        String unique = name.isEmpty() ? name : name + SEQ.incrementAndGet();
+        Map<String, String> attributes = attribute.isEmpty() && value.isEmpty() ? Map.of() : Map.of(attribute, value);
+        Map<String, String> tags = tagKey.isEmpty() && tagValue.isEmpty() ? Map.of() : Map.of(tagKey, tagValue);
+        String viaClient = refusal(() -> client.queues().createIfAbsent(new dev.mailbox.coordination.QueueInfo(unique,
+                attributes, tags, 0, 0)));
+        String viaControlPlane = status(() -> stub().createQueue(dev.mailbox.coordination.proto.CreateQueueRequest
+                .newBuilder().setQueue(dev.mailbox.coordination.proto.QueueRecord.newBuilder().setName(unique)
+                        .putAllAttributes(attributes).putAllTags(tags)).build()));
+        String viaStateMachine = applied(new Command.CreateQueue(new dev.mailbox.coordination.QueueInfo(unique,
+                attributes, tags, 0, 0), 1));
+        agree(viaClient, viaControlPlane, viaStateMachine);
+    }
+
+    @Property(tries = 100)
+    void updateQueue(@ForAll("token") String name, @ForAll("token") String attribute, @ForAll("token") String tagKey,
+                     @ForAll("token") String removed) {
+        Map<String, String> set = attribute.isEmpty() ? Map.of() : Map.of(attribute, "v");
+        Map<String, String> tags = tagKey.isEmpty() ? Map.of() : Map.of(tagKey, "v");
+        java.util.Set<String> untag = removed.isEmpty() ? java.util.Set.of() : java.util.Set.of(removed);
+        String viaClient = refusal(() -> client.queues().update(name, new dev.mailbox.coordination.QueueChange(set,
+                java.util.Set.of(), tags, untag, 0)));
+        String viaControlPlane = status(() -> stub().updateQueue(dev.mailbox.coordination.proto.UpdateQueueRequest
+                .newBuilder().setName(name).putAllSetAttributes(set).putAllSetTags(tags).addAllRemovedTags(untag)
+                .build()));
+        String viaStateMachine = applied(new Command.UpdateQueue(name, new TreeMap<>(set), new java.util.TreeSet<>(),
+                new TreeMap<>(tags), new java.util.TreeSet<>(untag), 0, 1));
+        agree(viaClient, viaControlPlane, viaStateMachine);
+    }
+
     private static ControlPlaneGrpc.ControlPlaneBlockingStub stub() {
         return ControlPlaneGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
     }
