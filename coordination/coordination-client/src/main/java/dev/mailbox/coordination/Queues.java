@@ -15,7 +15,8 @@ import org.jspecify.annotations.Nullable;
  * {@link IllegalArgumentException} before anything is sent. Reads are as fresh as the coordinator's default for
  * the read ({@code get-queue}, {@code list-queues}: {@link ReadConsistency#LEADER_LEASE} unless its operator chose
  * otherwise). Calls are retried on another coordinator while the cluster is unavailable, like every facet's; each
- * write is safe to retry (a retried create finds its own record, a retried update sets the same values).
+ * write is safe to retry (a retried create finds its own record, a retried update sets the same values, a retried
+ * delete finds nothing to delete).
  *
  * <p>Access (with security on): a queue named N is, for the access rules, a mailbox named N, in namespace N.
  * Reading it needs any grant on N; creating, changing or deleting it needs {@code admin} on N, or the
@@ -73,8 +74,11 @@ public interface Queues {
     Optional<QueueInfo> update(String name, QueueChange change);
 
     /**
+     * Deletes a queue's record (its messages are the caller's to remove).
+     *
      * @param name the queue
-     * @return the record it had, or empty if there was no such queue
+     * @return the record it had, or empty if there was no such queue; a delete retried after its first attempt
+     *         took effect but its answer was lost (a leader change) finds no queue and returns empty
      */
     Optional<QueueInfo> delete(String name);
 
