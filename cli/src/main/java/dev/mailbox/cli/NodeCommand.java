@@ -127,7 +127,7 @@ final class NodeCommand {
                             .map(String::trim).filter(k -> !k.isEmpty()).toList();
                     try {
                         sqsEndpoint = NodeSqsEndpoint.start(node, store, CoordinationCommands.address(sqsAt, "--sqs-listen"),
-                                keys, asClient, security.require(p));
+                                keys, asClient, security.require(p), access);
                     } catch (RuntimeException e) {
                         node.close();
                         throw e;
