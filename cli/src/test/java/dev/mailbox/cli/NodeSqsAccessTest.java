@@ -202,7 +202,9 @@ class NodeSqsAccessTest {
         String url = url("billing");
         ADMIN.sendMessage(r -> r.queueUrl(url).messageBody("not alice's"));
         assertDenied(() -> ALICE.sendMessage(r -> r.queueUrl(url).messageBody("sneaky")));
-        assertDenied(() -> ALICE.sendMessageBatch(r -> r.queueUrl(url).entries(e -> e.id("a").messageBody("sneaky"))));
+        assertDenied(() -> ALICE.sendMessageBatch(r -> r.queueUrl(url).entries(
+                software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry.builder().id("a")
+                        .messageBody("sneaky").build())));
         assertDenied(() -> ALICE.receiveMessage(r -> r.queueUrl(url)));
         assertDenied(() -> ALICE.purgeQueue(r -> r.queueUrl(url)));
         assertDenied(() -> ALICE.getQueueAttributes(r -> r.queueUrl(url).attributeNames(QueueAttributeName.ALL)));
