@@ -64,6 +64,8 @@ final class NodeCommand {
         String sqsListen;
         @Option(names = "--sqs-access-key", description = "an access key the SQS endpoint accepts in SigV4 "
                 + "signatures, KEY_ID:SECRET[:PRINCIPAL] (principal defaults to the key id); repeat for more. "
+                + "With --access each call is checked against the rules as the key's principal (queues are "
+                + "namespaces; creating and configuring them is an admin's). "
                 + "Without any the endpoint accepts unsigned requests (refused with --require-security)")
         java.util.List<String> sqsAccessKeys;
         @picocli.CommandLine.Mixin
@@ -127,7 +129,7 @@ final class NodeCommand {
                             .map(String::trim).filter(k -> !k.isEmpty()).toList();
                     try {
                         sqsEndpoint = NodeSqsEndpoint.start(node, store, CoordinationCommands.address(sqsAt, "--sqs-listen"),
-                                keys, asClient, security.require(p));
+                                keys, asClient, security.require(p), access);
                     } catch (RuntimeException e) {
                         node.close();
                         throw e;

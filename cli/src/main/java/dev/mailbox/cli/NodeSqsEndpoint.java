@@ -5,6 +5,7 @@ import dev.mailbox.api.Mailbox;
 import dev.mailbox.coordination.ClientSecurity;
 import dev.mailbox.coordination.RemoteMailbox;
 import dev.mailbox.coordination.server.MailboxBackend;
+import dev.mailbox.coordination.server.Access;
 import dev.mailbox.coordination.server.MailboxNode;
 import dev.mailbox.sqsendpoint.AccessKey;
 import dev.mailbox.sqsendpoint.AccessKeyStore;
@@ -15,6 +16,7 @@ import java.net.URI;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The SQS endpoint of a {@code mailboxctl node start --sqs-listen} process. Each queue's mailbox is a
@@ -33,10 +35,12 @@ final class NodeSqsEndpoint implements AutoCloseable {
     private final Set<Mailbox<byte[]>> opened;
     private final MailboxNode node;
     private final Set<String> hostedHere;
+    private final @Nullable ActingQueueDirectory acting;
 
     private NodeSqsEndpoint(SqsEndpoint endpoint, Set<Mailbox<byte[]>> opened, MailboxNode node,
-                            Set<String> hostedHere) {
+                            Set<String> hostedHere, @Nullable ActingQueueDirectory acting) {
         this.endpoint = endpoint;
+        this.acting = acting;
         this.opened = opened;
         this.node = node;
         this.hostedHere = hostedHere;
@@ -54,6 +58,24 @@ final class NodeSqsEndpoint implements AutoCloseable {
      */
     static NodeSqsEndpoint start(MailboxNode node, MailboxBackend backend, InetSocketAddress listen,
                                  List<String> keys, ClientSecurity security, boolean requireSecurity) {
+        return start(node, backend, listen, keys, security, requireSecurity, null);
+    }
+
+    /**
+     * With access rules, every SQS call is checked as the principal its key maps to (an unsigned one, without
+     * keys, as {@value SqsEndpoint#ANONYMOUS}), twice: here, before anything, by {@link SqsAccessRules} (which
+     * answers a refusal as SQS does, audited, and covers the queue actions the data plane never sees), and by
+     * the data plane, because each message call goes there on behalf of that principal
+     * ({@link ActingQueueDirectory}): checked by this node, and by the owner when it is forwarded, against the
+     * owner's rules. The node's own principal needs the {@code node} role over the queues' namespaces to be
+     * believed; it lends the caller none of its rights.
+     *
+     * @param access the node's access rules, or null when security is off (then every key may do everything)
+     * @see #start(MailboxNode, MailboxBackend, InetSocketAddress, List, ClientSecurity, boolean)
+     */
+    static NodeSqsEndpoint start(MailboxNode node, MailboxBackend backend, InetSocketAddress listen,
+                                 List<String> keys, ClientSecurity security, boolean requireSecurity,
+                                 @Nullable Access access) {
         Set<Mailbox<byte[]>> opened = ConcurrentHashMap.newKeySet();
         Set<String> hostedHere = ConcurrentHashMap.newKeySet();
         java.util.function.Function<String, Mailbox<byte[]>> opener = name -> {
@@ -70,7 +92,12 @@ final class NodeSqsEndpoint implements AutoCloseable {
         QueueDirectory queues = node.coordinator()
                 .<QueueDirectory>map(c -> new ReplicatedQueueDirectory(c.queues(), opener))
                 .orElseGet(() -> QueueDirectory.inMemory(opener));
-        SqsEndpoint.Builder b = SqsEndpoint.builder().queues(queues).listen(listen);
+        ActingQueueDirectory acting = access == null ? null
+                : new ActingQueueDirectory(queues, node.address(), security);
+        SqsEndpoint.Builder b = SqsEndpoint.builder().queues(acting == null ? queues : acting).listen(listen);
+        if (access != null) {
+            b.authorizer(new SqsAccessRules(access));
+        }
         if (keys.isEmpty()) {
             if (requireSecurity) {
                 throw new IllegalArgumentException("--require-security is on, so the SQS endpoint needs at least one"
@@ -78,9 +105,16 @@ final class NodeSqsEndpoint implements AutoCloseable {
             }
             b.authenticationOff();
         } else {
-            b.credentials(AccessKeyStore.of(keys.stream().map(NodeSqsEndpoint::key).toArray(AccessKey[]::new)));
+            AccessKey[] parsed = keys.stream().map(NodeSqsEndpoint::key).toArray(AccessKey[]::new);
+            for (AccessKey k : parsed) {
+                if (access != null && !k.principal().matches("[\\x21-\\x7e]{1,256}")) {
+                    throw new IllegalArgumentException("the principal of SQS access key " + k.accessKeyId() + " must be"
+                            + " 1 to 256 printable ASCII characters with no space, as in the access rules");
+                }
+            }
+            b.credentials(AccessKeyStore.of(parsed));
         }
-        return new NodeSqsEndpoint(b.start(), opened, node, hostedHere);
+        return new NodeSqsEndpoint(b.start(), opened, node, hostedHere, acting);
     }
 
     private static AccessKey key(String spec) {
@@ -99,6 +133,9 @@ final class NodeSqsEndpoint implements AutoCloseable {
     @Override
     public void close() {
         endpoint.close();
+        if (acting != null) {
+            acting.close();
+        }
         opened.forEach(Mailbox::close);
         for (String name : hostedHere) {
             Mailbox<byte[]> m = node.unhost(name);

@@ -30,7 +30,7 @@ class ReadmeSecurityTest {
     @DisplayName("the README's security example runs as written: HELLO for the client, each refusal as the README says")
     void securedCluster() throws Exception {
         Assumptions.assumeTrue(onPath("openssl"), "the README's example makes its certificates with openssl, not found");
-        ReadmeBlock.assumePortsFree(List.of(7001, 7101, 9001));
+        ReadmeBlock.assumePortsFree(List.of(7001, 7101, 9001, 9425));
         ReadmeBlock.Outcome run;
         try (RedisServerProcess redis = RedisServerProcess.start()) {
             run = ReadmeBlock.run(dir, ReadmeBlock.block("security").replace("redis://127.0.0.1:6379", redis.uri()), 4);
@@ -40,6 +40,10 @@ class ReadmeSecurityTest {
         assertThat(run.exitValue()).as("exit status; output:\n" + out).isZero();
         assertThat(out).contains("LEADER").contains("HELLO");
         assertThat(out).contains("UNAUTHENTICATED").contains("PERMISSION_DENIED").contains("UNAVAILABLE");
+        // over SQS: the admin's key made the queue, the client's key used it and was refused another namespace
+        assertThat(out).contains("over-sqs").contains("app is not authorized to perform: sqs:GetQueueUrl")
+                .contains("Status Code: 403")
+                .contains("audit principal=app action=sqs:GetQueueUrl target=other outcome=REFUSED");
 
         // the tokens file holds hashes only; no log holds a token or a request body
         String tokens = Files.readString(DIR.resolve("tokens"), StandardCharsets.UTF_8);

@@ -67,7 +67,11 @@ public final class MailboxCapabilities {
         return detectsStaleAcknowledge;
     }
 
-    /** @return {@code true} if a mailbox can be given a capacity and throws {@link MailboxFullException} */
+    /**
+     * @return {@code true} if a mailbox can be given a capacity and throws {@link MailboxFullException}; when
+     *         false, asking for a capacity when the mailbox is made throws {@link IllegalArgumentException} and
+     *         no send is refused for being full (SQS)
+     */
     public boolean capacity() {
         return capacity;
     }

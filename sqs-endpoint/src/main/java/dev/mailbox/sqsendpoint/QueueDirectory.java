@@ -79,6 +79,25 @@ public interface QueueDirectory {
     Mailbox<byte[]> mailbox(String name);
 
     /**
+     * The mailbox to use for one call made by {@code principal}: a directory whose mailboxes check rights
+     * themselves (a mailbox node's data plane, which checks every call against its access rules) returns one
+     * that acts as that principal, so the call is refused there with the principal's rights rather than allowed
+     * with the directory's own. The endpoint calls this, never {@link #mailbox(String)}, for every message
+     * action, giving the {@link AccessKey#principal() key's principal} (or {@value SqsEndpoint#ANONYMOUS}); a
+     * refusal it throws as {@link dev.mailbox.api.MailboxAccessDeniedException} is answered with SQS's
+     * {@code AccessDenied} (HTTP 403). The default ignores the principal: rights are then the
+     * {@link SqsAuthorizer}'s alone.
+     *
+     * @param name      the name of a queue that exists
+     * @param principal who makes the call
+     * @return its mailbox, acting for {@code principal} where the directory can
+     * @throws dev.mailbox.api.MailboxUnavailableException if it cannot be reached
+     */
+    default Mailbox<byte[]> mailbox(String name, String principal) {
+        return mailbox(name);
+    }
+
+    /**
      * A directory for one process: records in memory, and each queue's mailbox opened once, when the queue is
      * created, by {@code opener} (for example {@code name -> InMemoryMailbox.builder(name, Codec.bytes())
      * .maxMessageBytes(Limits.MAX_MESSAGE_BYTES).build()}). Deleting a queue purges and closes its mailbox.

@@ -18,8 +18,10 @@ public interface SqsAuthorizer {
      * @param principal the caller's principal ({@link AccessKey#principal()}), or {@value SqsEndpoint#ANONYMOUS}
      *                  when authentication is off
      * @param action    the SQS action, such as {@code SendMessage}
-     * @param queue     the queue the call is for, or null for calls on no single queue ({@code ListQueues});
-     *                  for {@code CreateQueue} and {@code GetQueueUrl}, the name asked for
+     * @param queue     the queue the call is for, or null for a call that names none; for {@code CreateQueue}
+     *                  and {@code GetQueueUrl}, the name asked for. {@code ListQueues} is asked about once with
+     *                  null (may the principal list at all), then once per queue found, with its name: the list
+     *                  shows only the queues allowed (such answers refuse nothing, so they need no audit line)
      * @return whether the call may go ahead
      */
     boolean allows(String principal, String action, @Nullable String queue);

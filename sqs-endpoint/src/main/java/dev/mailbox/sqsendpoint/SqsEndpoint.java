@@ -56,7 +56,12 @@ import org.jspecify.annotations.Nullable;
  * {@link Builder#credentials(AccessKeyStore) key store}, made within 15 minutes of the endpoint's clock, over the
  * request exactly as received; otherwise it is refused as SQS refuses it ({@code InvalidClientTokenId},
  * {@code SignatureDoesNotMatch}, {@code IncompleteSignature}, {@code MissingAuthenticationToken}). Then the
- * {@link Builder#authorizer(SqsAuthorizer) authorizer} decides. Secrets, signatures and bodies are never logged.
+ * {@link Builder#authorizer(SqsAuthorizer) authorizer} decides, before the action touches anything; a refusal is
+ * SQS's {@code AccessDenied} (HTTP 403). Message calls then use the mailbox the directory gives for the caller's
+ * principal ({@link QueueDirectory#mailbox(String, String)}), so a directory whose mailboxes check rights
+ * themselves (a mailbox node's data plane) checks them again as that principal; what such a mailbox refuses with
+ * {@link dev.mailbox.api.MailboxAccessDeniedException} is answered with {@code AccessDenied} as well. Secrets,
+ * signatures and bodies are never logged.
  * {@link Builder#authenticationOff()} accepts every request as {@value #ANONYMOUS}, for loopback and demos; on
  * another address it logs a warning. {@link Builder#tls(SSLContext)} serves HTTPS.
  */

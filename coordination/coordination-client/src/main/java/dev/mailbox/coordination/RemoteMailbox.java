@@ -131,6 +131,9 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         if (DataPlane.headerSafe(name)) {
             md.put(DataPlane.MAILBOX_HEADER, name);
         }
+        if (b.onBehalfOf != null) {
+            md.put(DataPlane.ON_BEHALF_OF, b.onBehalfOf);
+        }
         this.header = io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(md);
         if (b.channel != null) {
             this.channels = List.of(b.channel);
@@ -437,6 +440,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         private Duration callTimeout = Duration.ofSeconds(30);
         private Duration routeWait = Duration.ofSeconds(10);
         private ClientSecurity security = ClientSecurity.none();
+        private @Nullable String onBehalfOf;
 
         private Builder(String mailboxId, Codec<T> codec) {
             this.mailboxId = CoordinationLimits.requireMailboxId(mailboxId);
@@ -514,6 +518,28 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
          */
         public Builder<T> security(ClientSecurity security) {
             this.security = Objects.requireNonNull(security, "security");
+            return this;
+        }
+
+        /**
+         * Makes every call on behalf of another principal, for a server that takes calls from its own clients
+         * and passes them on (a node's SQS endpoint). A node checks such a call as that principal's, and forwards
+         * it to the owner as that principal's, but believes the claim only when this mailbox's own principal
+         * (its {@link #security token or certificate}) has the {@code node} role over the mailbox's namespace;
+         * otherwise the call is checked as this mailbox's own principal. Without access rules on the node the
+         * claim is ignored.
+         *
+         * @param principal the principal the calls are made for: printable ASCII, 1 to 256 characters
+         * @return this builder
+         * @throws IllegalArgumentException if the principal is empty, too long or not printable ASCII
+         */
+        public Builder<T> onBehalfOf(String principal) {
+            Objects.requireNonNull(principal, "principal");
+            if (!principal.matches("[\\x21-\\x7e]{1,256}")) {
+                throw new IllegalArgumentException("onBehalfOf must be 1 to 256 printable ASCII characters with no"
+                        + " space, was '" + principal.replaceAll("\\p{Cntrl}", "?") + "'");
+            }
+            this.onBehalfOf = principal;
             return this;
         }
 

@@ -126,7 +126,21 @@ final class Actions {
         Integer max = p.integer("MaxResults", 1, MAX_LIST, "MaxResults must be an integer between 1 and 1000");
         String after = after(p.text("NextToken"));
         int limit = max == null ? MAX_LIST : max;
-        List<String> names = context.directory.list(prefix == null ? "" : prefix, after, limit + 1);
+        // only the queues the authorizer lets the caller see, so a list shows no queue the caller has no right to
+        List<String> names = new ArrayList<>();
+        String from = after;
+        while (names.size() <= limit) {
+            List<String> chunk = context.directory.list(prefix == null ? "" : prefix, from, MAX_LIST);
+            for (String candidate : chunk) {
+                if (names.size() <= limit && context.authorizer.allows(request.principal(), "ListQueues", candidate)) {
+                    names.add(candidate);
+                }
+            }
+            if (chunk.size() < MAX_LIST) {
+                break;
+            }
+            from = chunk.get(chunk.size() - 1);
+        }
         return page(request, names, limit, max != null, "QueueUrls");
     }
 
@@ -175,7 +189,7 @@ final class Actions {
         Map<String, String> values = new LinkedHashMap<>();
         if (all || wanted.stream().anyMatch(w -> w.startsWith("ApproximateNumberOfMessages"))) {
             long now = context.clock.millis();
-            Deliveries.Counts c = context.deliveries.counts(name, context.mailbox(name).approximateCount(), now);
+            Deliveries.Counts c = context.deliveries.counts(name, context.mailbox(name, request.principal()).approximateCount(), now);
             values.put("ApproximateNumberOfMessages", Long.toString(c.visible()));
             values.put("ApproximateNumberOfMessagesNotVisible", Long.toString(c.notVisible()));
             values.put("ApproximateNumberOfMessagesDelayed", Long.toString(c.delayed()));
@@ -212,7 +226,7 @@ final class Actions {
     private ObjectNode purgeQueue(Context.Request request) {
         String name = context.queueName(request);
         context.record(name);
-        context.mailbox(name).purge();
+        context.mailbox(name, request.principal()).purge();
         context.deliveries.forget(name);
         return result();
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.sqsendpoint.QueueDirectory;
 import dev.mailbox.sqsendpoint.QueueRecord;
+import dev.mailbox.sqsendpoint.SqsAuthorizer;
 import java.time.Clock;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -19,17 +20,23 @@ final class Context {
     final Clock clock;
     final ObjectMapper json;
     final Deliveries deliveries = new Deliveries();
+    final SqsAuthorizer authorizer;
 
-    Context(QueueDirectory directory, String region, String accountId, Clock clock, ObjectMapper json) {
+    Context(QueueDirectory directory, SqsAuthorizer authorizer, String region, String accountId, Clock clock,
+            ObjectMapper json) {
         this.directory = directory;
+        this.authorizer = authorizer;
         this.arns = new Arns(region, accountId);
         this.accountId = accountId;
         this.clock = clock;
         this.json = json;
     }
 
-    /** One request: its parameters, the base of the URLs it is answered with and the queue its path names. */
-    record Request(Params params, String baseUrl, @Nullable String pathQueue) {
+    /**
+     * One request: its parameters, the base of the URLs it is answered with, the queue its path names and the
+     * principal it is made by (whose rights the directory's mailboxes act with).
+     */
+    record Request(Params params, String baseUrl, @Nullable String pathQueue, String principal) {
     }
 
     String url(Request request, String queue) {
@@ -68,9 +75,9 @@ final class Context {
         return directory.get(queue).orElseThrow(Context::doesNotExist);
     }
 
-    Mailbox<byte[]> mailbox(String queue) {
+    Mailbox<byte[]> mailbox(String queue, String principal) {
         try {
-            return directory.mailbox(queue);
+            return directory.mailbox(queue, principal);
         } catch (dev.mailbox.api.MailboxUnavailableException e) {
             throw e;
         } catch (dev.mailbox.api.MailboxException e) {

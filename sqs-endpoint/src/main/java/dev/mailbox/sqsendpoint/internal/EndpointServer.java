@@ -71,7 +71,7 @@ public final class EndpointServer implements SqsEndpoint {
         this.json = new JsonWire(mapper);
         Clock clock = Clock.systemUTC();
         this.sigV4 = settings.credentials() == null ? null : new SigV4(settings.credentials(), clock);
-        this.actions = new Actions(new Context(settings.queues(), settings.region(), settings.accountId(), clock, mapper));
+        this.actions = new Actions(new Context(settings.queues(), settings.authorizer(), settings.region(), settings.accountId(), clock, mapper));
         AtomicInteger threads = new AtomicInteger();
         this.pool = new ThreadPoolExecutor(settings.maxConcurrentRequests(), settings.maxConcurrentRequests(), 30,
                 TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
@@ -166,7 +166,8 @@ public final class EndpointServer implements SqsEndpoint {
             principal = sigV4 == null ? ANONYMOUS : sigV4.verify(request).principal();
             Wire.Call call = wire.parse(request);
             action = call.action();
-            Context.Request r = new Context.Request(call.params(), baseUrl(exchange, request), pathQueue(request));
+            Context.Request r = new Context.Request(call.params(), baseUrl(exchange, request), pathQueue(request),
+                    principal);
             String queue = actions.queueOf(action, r);
             if (!settings.authorizer().allows(principal, action, queue)) {
                 throw new SqsError(ErrorCode.ACCESS_DENIED, "User: " + principal + " is not authorized to perform: sqs:"
@@ -176,6 +177,11 @@ public final class EndpointServer implements SqsEndpoint {
             answer = wire.success(action, result, requestId);
         } catch (SqsError e) {
             answer = wire.error(e, requestId);
+        } catch (dev.mailbox.api.MailboxAccessDeniedException e) {
+            // the directory's mailbox checked the caller's rights itself (a node's data plane) and refused
+            answer = wire.error(new SqsError(ErrorCode.ACCESS_DENIED, "User: " + principal + " is not authorized to"
+                    + " perform: sqs:" + action), requestId);
+            LOG.debug("request {} ({}) by {}: refused by the mailbox: {}", requestId, action, principal, e.getMessage());
         } catch (MailboxUnavailableException e) {
             answer = wire.error(new SqsError(ErrorCode.SERVICE_UNAVAILABLE, "The service is unavailable. Please"
                     + " retry."), requestId);

@@ -54,7 +54,7 @@ final class Messages {
         String name = context.queueName(request);
         QueueAttributes.Settings queue = context.settings(context.record(name));
         Outgoing out = Outgoing.of(request.params(), queue);
-        String id = sendFailingAsSqs(() -> context.mailbox(name).send(out.bytes(), out.options()), queue);
+        String id = sendFailingAsSqs(() -> context.mailbox(name, request.principal()).send(out.bytes(), out.options()), queue);
         sent(name, id, out);
         return sendResult(context.json.createObjectNode(), out, id);
     }
@@ -85,7 +85,7 @@ final class Messages {
             }
         }
         String[] ids = new String[entries.size()];
-        Mailbox<byte[]> mailbox = context.mailbox(name);
+        Mailbox<byte[]> mailbox = context.mailbox(name, request.principal());
         for (Map.Entry<SendOptions, List<Integer>> g : groups.entrySet()) {
             List<Integer> members = g.getValue();
             try {
@@ -160,7 +160,7 @@ final class Messages {
         system.addAll(p.strings("MessageSystemAttributeNames"));
         AttributeFilter filter = new AttributeFilter(p.strings("MessageAttributeNames"));
 
-        Mailbox<byte[]> mailbox = context.mailbox(name);
+        Mailbox<byte[]> mailbox = context.mailbox(name, request.principal());
         // a delivery that is visible again at once could not be moved to a dead-letter queue or expired (its handle
         // would be stale before it is used), so such receives hold messages for a second and let them go after
         Duration held = Duration.ofSeconds(Math.max(1, visibilitySeconds));
@@ -175,7 +175,7 @@ final class Messages {
                 break;
             }
             for (Message<byte[]> m : got) {
-                if (!expired(name, mailbox, m, queue) && !deadLettered(name, mailbox, m, queue)) {
+                if (!expired(name, mailbox, m, queue) && !deadLettered(name, mailbox, m, queue, request.principal())) {
                     kept.add(m);
                 }
             }
@@ -225,7 +225,7 @@ final class Messages {
      * deleted here, so it is never lost (if the second step fails it is in both, and this receive skips it).
      */
     private boolean deadLettered(String queue, Mailbox<byte[]> mailbox, Message<byte[]> m,
-                                 QueueAttributes.Settings settings) {
+                                 QueueAttributes.Settings settings, String principal) {
         QueueAttributes.Redrive redrive = settings.redrive();
         if (redrive == null || m.deliveryCount() <= redrive.maxReceiveCount()) {
             return false;
@@ -236,7 +236,8 @@ final class Messages {
             return false;
         }
         try {
-            context.mailbox(redrive.deadLetterQueue()).send(m.body(),
+            // as the receiving principal: a directory that checks rights checks that it may send there too
+            context.mailbox(redrive.deadLetterQueue(), principal).send(m.body(),
                     SendOptions.defaults().withAttributes(m.attributes()));
         } catch (MailboxException | IllegalArgumentException e) {
             LOG.warn("queue '{}': could not move message {} to dead-letter queue '{}' ({}); it stays and is delivered",
@@ -343,14 +344,14 @@ final class Messages {
     ObjectNode delete(Context.Request request) {
         String name = context.queueName(request);
         context.record(name);
-        delete(name, context.mailbox(name), request.params().required("ReceiptHandle"));
+        delete(name, context.mailbox(name, request.principal()), request.params().required("ReceiptHandle"));
         return context.json.createObjectNode();
     }
 
     ObjectNode deleteBatch(Context.Request request) {
         String name = context.queueName(request);
         context.record(name);
-        Mailbox<byte[]> mailbox = context.mailbox(name);
+        Mailbox<byte[]> mailbox = context.mailbox(name, request.principal());
         Batch batch = new Batch(context);
         for (Params e : entries(request.params(), "DeleteMessageBatchRequestEntry")) {
             String id = e.required("Id");
@@ -387,14 +388,14 @@ final class Messages {
         if (timeout == null) {
             throw SqsError.missing("VisibilityTimeout");
         }
-        changeVisibility(name, context.mailbox(name), handle, timeout);
+        changeVisibility(name, context.mailbox(name, request.principal()), handle, timeout);
         return context.json.createObjectNode();
     }
 
     ObjectNode changeVisibilityBatch(Context.Request request) {
         String name = context.queueName(request);
         context.record(name);
-        Mailbox<byte[]> mailbox = context.mailbox(name);
+        Mailbox<byte[]> mailbox = context.mailbox(name, request.principal());
         Batch batch = new Batch(context);
         for (Params e : entries(request.params(), "ChangeMessageVisibilityBatchRequestEntry")) {
             String id = e.required("Id");

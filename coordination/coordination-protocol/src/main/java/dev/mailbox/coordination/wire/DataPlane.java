@@ -174,7 +174,8 @@ public final class DataPlane {
             Status.Code code = e.getStatus().getCode();
             if (code == Status.Code.PERMISSION_DENIED || code == Status.Code.UNAUTHENTICATED) {
                 // a refusal of who is calling: retrying as the same caller will not help
-                return new MailboxException("mailbox '" + mailbox + "': " + code + ": " + message, e);
+                return new dev.mailbox.api.MailboxAccessDeniedException("mailbox '" + mailbox + "': " + code + ": "
+                        + message, e);
             }
             boolean transientFailure = code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED
                     || code == Status.Code.RESOURCE_EXHAUSTED || code == Status.Code.ABORTED;

@@ -72,4 +72,59 @@ public final class Access {
     AccessPolicy policy() {
         return policy;
     }
+
+    /**
+     * What a call asks to do in a namespace, for servers that take calls other than over this project's gRPC
+     * planes (the SQS endpoint of a node) and check them against the same rules. Which roles hold which:
+     * {@code admin} all of them; {@code client} SEND, RECEIVE, COUNT, PURGE; {@code runner} SEND, RECEIVE, COUNT;
+     * {@code reader} READ, COUNT; {@code node} READ, COUNT.
+     */
+    public enum Right {
+        /** Configure: namespaces, policies, leases of others; for the SQS endpoint, creating and changing queues. */
+        ADMIN(AccessPolicy.Permission.ADMIN),
+        /** Lists, gets and watches of the cluster's state. */
+        READ(AccessPolicy.Permission.READ),
+        /** Send to a mailbox. */
+        SEND(AccessPolicy.Permission.SEND),
+        /** Receive, acknowledge, nack and extend. */
+        RECEIVE(AccessPolicy.Permission.RECEIVE),
+        /** Count a mailbox and read its capabilities (and, on the SQS endpoint, its attributes and tags). */
+        COUNT(AccessPolicy.Permission.COUNT),
+        /** Purge a mailbox. */
+        PURGE(AccessPolicy.Permission.PURGE);
+
+        private final AccessPolicy.Permission permission;
+
+        Right(AccessPolicy.Permission permission) {
+            this.permission = permission;
+        }
+    }
+
+    /**
+     * Checks a call against the rules (reading the files again first if they changed), exactly as the node's
+     * data plane checks its own calls.
+     *
+     * @param principal an authenticated principal
+     * @param right     what the call needs
+     * @param namespace the namespace it acts on (a mailbox's is the part of its id before '@', or the whole id),
+     *                  or {@code *} for all of them
+     * @return whether a grant allows it
+     */
+    public boolean allows(String principal, Right right, String namespace) {
+        return policy.allows(Objects.requireNonNull(principal, "principal"), Objects.requireNonNull(right, "right")
+                .permission, Objects.requireNonNull(namespace, "namespace"));
+    }
+
+    /**
+     * Writes the audit line of a refused call, in the form of the gRPC planes' own refusals, on the
+     * {@code dev.mailbox.audit} logger.
+     *
+     * @param principal who called
+     * @param action    what it asked for (for example {@code sqs:SendMessage})
+     * @param target    what it would have acted on (a queue, a namespace), or {@code -}
+     * @param reason    why it was refused; never a secret or a body
+     */
+    public static void auditRefusal(String principal, String action, String target, String reason) {
+        dev.mailbox.coordination.server.internal.Audit.refused(principal, action, target, reason);
+    }
 }
