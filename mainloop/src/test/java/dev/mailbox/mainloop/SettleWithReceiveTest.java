@@ -11,7 +11,6 @@ import dev.mailbox.mainloop.Shop.Order;
 import dev.mailbox.mainloop.Shop.Quote;
 import dev.mailbox.testkit.CollectingMailbox;
 import dev.mailbox.testkit.ForwardingMailbox;
-import dev.mailbox.testkit.Threads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,7 +32,7 @@ class SettleWithReceiveTest {
     private static final Duration PATIENCE = Duration.ofSeconds(30);
 
     @Test
-    @DisplayName("with every worker busy, a finished request's acknowledgement goes with the loop's next receive")
+    @DisplayName("at concurrency 1, a finished request's acknowledgement goes with the worker's next receive")
     void ridesOnTheNextReceive() throws Exception {
         Recording requests = new Recording();
         CollectingMailbox<MainLoopResult<Quote>> responses = new CollectingMailbox<>("responses");
@@ -51,12 +50,11 @@ class SettleWithReceiveTest {
         runner.start();
 
         for (int call = 2; call <= 3; call++) {
-            requests.awaitCalls(call - 1);
-            awaitWaitingForAWorker(runner); // the one worker is busy with the last request received
+            requests.awaitCalls(call - 1); // the one worker now runs the request it received last
             proceed.release();
         }
         requests.awaitCalls(3);
-        proceed.release(); // the last request: the loop is done receiving, so its worker acknowledges it
+        proceed.release(); // the last request: the loop is done receiving, so the drain acknowledges it
 
         assertThat(taken.get(30, TimeUnit.SECONDS)).isEqualTo(3);
         assertThat(requests.settled).containsExactly(List.of(), List.of(ids.get(0)), List.of(ids.get(1)));
@@ -89,7 +87,6 @@ class SettleWithReceiveTest {
         runner.start();
 
         requests.awaitCalls(1);
-        awaitWaitingForAWorker(runner);
         proceed.release(2);
 
         assertThat(taken.get(30, TimeUnit.SECONDS)).isEqualTo(2);
@@ -97,15 +94,9 @@ class SettleWithReceiveTest {
                 .containsExactly(List.of(), List.of(first), List.of());
         assertThat(responses.sentCount()).isEqualTo(2);
         // as when a worker's own acknowledge fails: 'a' comes back after its visibility timeout and is
-        // answered from memory (MainLoopSuite's lost acknowledgement); 'b' was acknowledged by its worker
+        // answered from memory (MainLoopSuite's lost acknowledgement); 'b' was acknowledged by the drain
         assertThat(requests.approximateCount()).isEqualTo(1);
         loop.close();
-    }
-
-    /** The runner waits for a free worker slot once it is parked in MainLoop.Slots.acquireUpTo. */
-    private static void awaitWaitingForAWorker(Thread runner) {
-        Threads.awaitParkedIn(runner, f -> f.getClassName().equals(MainLoop.Slots.class.getName())
-                && f.getMethodName().equals("acquireUpTo"), PATIENCE);
     }
 
     /**
