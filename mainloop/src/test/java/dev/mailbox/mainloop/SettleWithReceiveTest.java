@@ -11,6 +11,7 @@ import dev.mailbox.mainloop.Shop.Order;
 import dev.mailbox.mainloop.Shop.Quote;
 import dev.mailbox.testkit.CollectingMailbox;
 import dev.mailbox.testkit.ForwardingMailbox;
+import dev.mailbox.testkit.Threads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,6 +59,40 @@ class SettleWithReceiveTest {
 
         assertThat(taken.get(30, TimeUnit.SECONDS)).isEqualTo(3);
         assertThat(requests.settled).containsExactly(List.of(), List.of(ids.get(0)), List.of(ids.get(1)));
+        assertThat(responses.sentCount()).isEqualTo(3);
+        assertThat(requests.approximateCount()).as("all three acknowledged").isZero();
+        loop.close();
+    }
+
+    @Test
+    @DisplayName("above concurrency 1, with every worker busy, a finished request's acknowledgement goes with the runner's next receive")
+    void ridesOnTheRunnersNextReceive() throws Exception {
+        Recording requests = new Recording();
+        CollectingMailbox<MainLoopResult<Quote>> responses = new CollectingMailbox<>("responses");
+        Semaphore proceed = new Semaphore(0);
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
+            proceed.acquire();
+            return Shop.price(r.body());
+        }).responses(responses).concurrency(2).waitTime(Duration.ZERO).build();
+        List<String> ids = new ArrayList<>();
+        for (String item : List.of("a", "b", "c")) {
+            ids.add(requests.send(MainLoopRequest.of(new Order(item, 1))));
+        }
+        CompletableFuture<Long> taken = new CompletableFuture<>();
+        Thread runner = new Thread(() -> taken.complete(loop.run(2)));
+        runner.start();
+
+        requests.awaitCalls(1); // a and b, one on each worker
+        Threads.awaitParkedIn(runner, f -> f.getClassName().equals(MainLoop.Slots.class.getName())
+                && f.getMethodName().equals("acquireUpTo"), PATIENCE); // waiting for a worker
+        proceed.release(); // one of them finishes and leaves its acknowledgement to that receive
+        requests.awaitCalls(2);
+        proceed.release(2); // the other and c: the loop is done receiving, so they acknowledge on their own
+
+        assertThat(taken.get(30, TimeUnit.SECONDS)).isEqualTo(3);
+        assertThat(requests.settled).hasSize(2);
+        assertThat(requests.settled.get(0)).isEmpty();
+        assertThat(requests.settled.get(1)).singleElement().isIn(ids.get(0), ids.get(1));
         assertThat(responses.sentCount()).isEqualTo(3);
         assertThat(requests.approximateCount()).as("all three acknowledged").isZero();
         loop.close();
