@@ -283,6 +283,36 @@ class MainLoopTest {
         loop.close();
     }
 
+    @Test
+    @DisplayName("at concurrency 1, a handler that finishes within the grace period after stop() is answered and acknowledged")
+    void stopThenFinishAtConcurrencyOne() throws Exception {
+        var requests = requests();
+        var responses = new CollectingMailbox<MainLoopResult<Quote>>("responses");
+        CountDownLatch inHandler = new CountDownLatch(1);
+        CountDownLatch gate = new CountDownLatch(1);
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
+            inHandler.countDown();
+            gate.await();
+            return Shop.price(r.body());
+        }).responses(responses).waitTime(Duration.ofSeconds(5)).shutdownGrace(Duration.ofSeconds(60)).build();
+        requests.send(MainLoopRequest.of(new Order("a", 1)));
+        CompletableFuture<Long> run = new CompletableFuture<>();
+        Thread runner = new Thread(() -> run.complete(loop.run()));
+        runner.start();
+        assertThat(inHandler.await(30, TimeUnit.SECONDS)).isTrue();
+
+        loop.stop();
+        // the caller's thread drains: it has sent what was handed over and waits for the handler
+        Threads.awaitParkedIn(runner, f -> f.getClassName().equals(MainLoop.Slots.class.getName())
+                && f.getMethodName().equals("awaitIdle"), Duration.ofSeconds(30));
+        gate.countDown();
+
+        assertThat(run.get(30, TimeUnit.SECONDS)).isEqualTo(1);
+        assertThat(responses.sentCount()).isEqualTo(1);
+        assertThat(requests.approximateCount()).as("acknowledged by its task, the drain having gone by").isZero();
+        loop.close();
+    }
+
     /** The live thread whose name starts with {@code prefix}, once it exists. */
     private static Thread thread(String prefix) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
