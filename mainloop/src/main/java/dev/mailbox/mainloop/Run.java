@@ -15,6 +15,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +48,9 @@ final class Run<Req, Res> {
      * Acknowledgements that finishing tasks handed to the runner, to go with its next receive
      * ({@link dev.mailbox.api.Mailbox#acknowledgeAndReceive}): one round trip per request instead of two
      * on Redis. A task hands its acknowledgement over only while the runner waits for a free slot, so the
-     * receive it rides on starts as soon as that task's slot is released and never waits for it.
+     * receive it rides on starts as soon as that task's slot is released and never waits for it; at
+     * concurrency 1 the task runs on the receiving worker itself, whose next receive follows it at once.
+     * Once the drain has sent what was handed over ({@link #flushSettles}), tasks acknowledge on their own.
      */
     private final Object settleLock = new Object();
     private final List<Message<MainLoopRequest<Req>>> toSettle = new ArrayList<>(); // guarded by settleLock
@@ -56,7 +59,7 @@ final class Run<Req, Res> {
 
     private boolean stopping; // guarded by this
     private boolean receiving; // guarded by this: the receiving thread may be interrupted only then
-    private @org.jspecify.annotations.Nullable Thread receiver; // guarded by this: the thread that receives
+    private @Nullable Thread receiver; // guarded by this: the thread that receives
     private boolean receiverDone; // guarded by this: the worker that received has left its loop
     private long graceNanos; // guarded by this
 
