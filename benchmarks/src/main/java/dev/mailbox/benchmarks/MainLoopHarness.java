@@ -49,6 +49,8 @@ public final class MainLoopHarness {
     private final int rounds;
     /** Whether the raw exchange acknowledges with its next receive (acknowledgeAndReceive). */
     private final boolean combined;
+    /** Voluntary context switches per call in the last {@link #callers} round (NaN if unknown). */
+    private double lastSwitchesPerCall = Double.NaN;
 
     private MainLoopHarness(boolean quick) {
         this(quick ? Duration.ofMillis(700) : Duration.ofSeconds(3), quick ? 3 : 5, false);
@@ -68,7 +70,8 @@ public final class MainLoopHarness {
      * One paired round on Redis, for the peer harness: the raw exchange, then MainLoop.
      *
      * @return calls per second of {raw exchange, MainLoop + client}, then scripts run on Redis per call by each
-     *         (counting the round's set-up and tear-down too)
+     *         (counting the round's set-up and tear-down too), then this JVM's voluntary context switches per
+     *         call by each (see {@link #voluntarySwitches})
      */
     double[] redisPair(JedisPooled jedis, int handlers, List<long[]> rawLatencies, List<long[]> loopLatencies)
             throws Exception {
@@ -80,12 +83,15 @@ public final class MainLoopHarness {
         };
         jedis.sendCommand(redis.clients.jedis.Protocol.Command.CONFIG, "RESETSTAT");
         double raw = raw(opener, handlers, rawLatencies);
+        double rawSwitches = lastSwitchesPerCall;
         double rawCommands = Rounds.serverStats(jedis)[2];
         jedis.sendCommand(redis.clients.jedis.Protocol.Command.CONFIG, "RESETSTAT");
         double loop = mainLoop(opener, handlers, loopLatencies);
+        double loopSwitches = lastSwitchesPerCall;
         double loopCommands = Rounds.serverStats(jedis)[2];
         double seconds = round.toNanos() / 1e9;
-        return new double[] {raw, loop, rawCommands / (raw * seconds), loopCommands / (loop * seconds)};
+        return new double[] {raw, loop, rawCommands / (raw * seconds), loopCommands / (loop * seconds), rawSwitches,
+            loopSwitches};
     }
 
     /**
@@ -132,12 +138,18 @@ public final class MainLoopHarness {
             List<long[]> rawLatencies = new ArrayList<>();
             List<long[]> loopLatencies = new ArrayList<>();
             int n = handlers;
-            double[] pair = Rounds.medianPair(rounds, () -> new double[] {
-                    raw(opener, n, rawLatencies), mainLoop(opener, n, loopLatencies)});
+            double[] pair = Rounds.medianPair(rounds, () -> {
+                double raw = raw(opener, n, rawLatencies);
+                double rawSwitches = lastSwitchesPerCall;
+                double loop = mainLoop(opener, n, loopLatencies);
+                return new double[] {raw, loop, rawSwitches, lastSwitchesPerCall};
+            });
             String what = handlers + " handler" + (handlers == 1 ? "" : "s") + ", " + handlers + " caller"
                     + (handlers == 1 ? "" : "s");
             Rounds.row("raw exchange, " + what, pair[0], "calls/s", 1.0);
             Rounds.row("MainLoop + MainLoopClient, " + what, pair[1], "calls/s", pair[1] / pair[0]);
+            System.out.printf(java.util.Locale.ROOT, "   %-64s %.2f (raw), %.2f (MainLoop)%n",
+                    "JVM threads' voluntary context switches per call, that round", pair[2], pair[3]);
             Rounds.latencyRow("raw exchange latency, " + what, merged(rawLatencies));
             Rounds.latencyRow("MainLoop latency, " + what, merged(loopLatencies));
         }
@@ -272,9 +284,11 @@ public final class MainLoopHarness {
             threads.add(t);
         }
         long start = System.nanoTime();
+        long switchesBefore = voluntarySwitches();
         threads.forEach(Thread::start);
         Thread.sleep(round.toMillis());
         stop.set(true);
+        long switches = voluntarySwitches() - switchesBefore; // before the callers end, so theirs count
         for (Thread t : threads) {
             t.join();
         }
@@ -283,7 +297,38 @@ public final class MainLoopHarness {
             throw new IllegalStateException("a caller failed", failure[0]);
         }
         latencies.addAll(Arrays.asList(samples));
-        return Arrays.stream(counts).sum() / seconds;
+        long calls = Arrays.stream(counts).sum();
+        lastSwitchesPerCall = switches < 0 || calls == 0 ? Double.NaN : (double) switches / calls;
+        return calls / seconds;
+    }
+
+    /**
+     * Voluntary context switches of every live thread of this JVM ({@code /proc/self/task/}*{@code /status}),
+     * or -1 where there is no /proc. Each is a thread that blocked and had to be woken, so the count per call
+     * shows the thread hand-offs of an exchange however busy the machine is, which its rate does not.
+     */
+    static long voluntarySwitches() {
+        java.nio.file.Path tasks = java.nio.file.Path.of("/proc/self/task");
+        if (!java.nio.file.Files.isDirectory(tasks)) {
+            return -1;
+        }
+        long sum = 0;
+        try (var list = java.nio.file.Files.list(tasks)) {
+            for (java.nio.file.Path task : list.toList()) {
+                try {
+                    for (String line : java.nio.file.Files.readAllLines(task.resolve("status"))) {
+                        if (line.startsWith("voluntary_ctxt_switches:")) {
+                            sum += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+                        }
+                    }
+                } catch (java.io.IOException | RuntimeException gone) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (java.io.IOException e) {
+            return -1;
+        }
+        return sum;
     }
 
     private static long[] merged(List<long[]> parts) {

@@ -177,6 +177,8 @@ public final class PeerHarness {
                     Rounds.row("MainLoop, " + what, pair[1], "calls/s", pair[1] / pair[0]);
                     System.out.printf(Locale.ROOT, "   %-64s %.1f (raw), %.1f (MainLoop)%n",
                             "scripts run on Redis per call, that round", pair[2], pair[3]);
+                    System.out.printf(Locale.ROOT, "   %-64s %.2f (raw), %.2f (MainLoop)%n",
+                            "JVM threads' voluntary context switches per call, that round", pair[4], pair[5]);
                 }
                 System.out.println();
             }

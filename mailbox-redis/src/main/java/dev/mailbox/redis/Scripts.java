@@ -17,9 +17,15 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The Lua scripts, each the shared prelude plus its own body, run by SHA. A server that does not know
@@ -37,10 +43,16 @@ enum Scripts {
 
     Scripts(String name) {
         this.name = name;
-        String text = (load("prelude.lua") + "\n" + load(name + ".lua"))
+        String body = load(name + ".lua");
+        String text = (prelude(load("prelude.lua"), body) + "\n" + body)
                 .replace("__HORIZON_MS__", Long.toString(WakeHub.SUBSCRIBED_SLEEP_MS));
         this.source = text.getBytes(StandardCharsets.UTF_8);
         this.sha = sha1Hex(source).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** @return the script's text as Redis runs it, for tests */
+    String source() {
+        return new String(source, StandardCharsets.UTF_8);
     }
 
     /**
@@ -88,6 +100,85 @@ enum Scripts {
         } catch (RuntimeException unexpected) {
             return new MailboxException("Redis refused a call on mailbox '" + mailbox + "': " + msg, cause);
         }
+    }
+
+    /**
+     * The prelude with only the helper functions {@code body} needs, directly or through another helper.
+     * Redis runs a script's whole text on every call, so each helper it defines is a closure made and
+     * collected per call; a script that defines only what it uses is measurably cheaper (ScriptCosts in
+     * benchmarks/). A helper is a {@code local function NAME(} line at the start of a line, with the
+     * comment lines just above it, up to the next line that is exactly {@code end}; everything else in
+     * the prelude is always kept. A helper is needed where its name is called ({@code name(}, not a
+     * field such as {@code K.fence}), comments aside.
+     */
+    static String prelude(String prelude, String body) {
+        // a local, not a static field: enum constants are made before the enum's other static fields
+        Pattern helper = Pattern.compile("local function ([A-Za-z_][A-Za-z0-9_]*)\\(");
+        Pattern comment = Pattern.compile("--.*$", Pattern.MULTILINE); // no string in the scripts holds "--"
+        List<String> lines = prelude.lines().toList();
+        Map<String, int[]> helpers = new LinkedHashMap<>(); // name -> {first line, last line}
+        for (int i = 0; i < lines.size(); i++) {
+            Matcher m = helper.matcher(lines.get(i));
+            if (!m.lookingAt()) {
+                continue;
+            }
+            int first = i;
+            while (first > 0 && lines.get(first - 1).startsWith("--")) {
+                first--;
+            }
+            int last = i;
+            while (!lines.get(last).equals("end")) {
+                last++;
+                if (last == lines.size()) {
+                    throw new IllegalStateException("prelude.lua: helper " + m.group(1) + " has no closing 'end'");
+                }
+            }
+            helpers.put(m.group(1), new int[] {first, last});
+        }
+        boolean[] helperLine = new boolean[lines.size()];
+        for (int[] range : helpers.values()) {
+            for (int i = range[0]; i <= range[1]; i++) {
+                helperLine[i] = true;
+            }
+        }
+        StringBuilder always = new StringBuilder(body);
+        for (int i = 0; i < lines.size(); i++) {
+            if (!helperLine[i]) {
+                always.append('\n').append(lines.get(i));
+            }
+        }
+        Set<String> needed = new HashSet<>();
+        String scanned = always.toString();
+        for (boolean grew = true; grew; ) {
+            grew = false;
+            for (Map.Entry<String, int[]> h : helpers.entrySet()) {
+                if (!needed.contains(h.getKey())
+                        && Pattern.compile("(?<![.:\\w])" + h.getKey() + "\\s*\\(")
+                                .matcher(comment.matcher(scanned).replaceAll("")).find()) {
+                    needed.add(h.getKey());
+                    int[] r = h.getValue();
+                    scanned += "\n" + String.join("\n", lines.subList(r[0], r[1] + 1));
+                    grew = true;
+                }
+            }
+        }
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < lines.size(); i++) {
+            boolean keep = !helperLine[i];
+            if (!keep) {
+                for (Map.Entry<String, int[]> h : helpers.entrySet()) {
+                    int[] r = h.getValue();
+                    if (i >= r[0] && i <= r[1] && needed.contains(h.getKey())) {
+                        keep = true;
+                        break;
+                    }
+                }
+            }
+            if (keep) {
+                out.append(lines.get(i)).append('\n');
+            }
+        }
+        return out.toString();
     }
 
     private static String load(String file) {

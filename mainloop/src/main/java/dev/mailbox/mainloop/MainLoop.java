@@ -59,14 +59,20 @@ import org.slf4j.LoggerFactory;
  * {@link #run()} receives on the calling thread and runs handlers on {@code concurrency} worker threads
  * of its own; one more thread extends visibility and enforces deadlines. It receives only as many
  * requests as it has idle workers, so nothing waits in memory while it could be taken by another
- * runner. A loop runs on one thread at a time and can be run again after {@code run} returns, until it
- * is closed.
+ * runner. At concurrency 1 (the default) the one worker receives as well, runs the handler and receives
+ * again, so a request costs no thread hand-off; the calling thread then only waits, and at shutdown
+ * still keeps the grace period, interrupts a handler past it, hands its request back and returns. Either
+ * way handlers run on a worker thread, never on the caller's, and an interrupt of the caller's thread
+ * stops the loop (handlers get the grace period) without interrupting a handler. A loop runs on one
+ * thread at a time and can be run again after {@code run} returns, until it is closed.
  *
  * <h2>Round trips</h2>
  * When every worker is busy, the receiving thread waits for one to finish and then receives at once; a
  * worker that finishes then leaves its acknowledgement (sent after the reply, as always) to that receive,
- * which carries it ({@link Mailbox#acknowledgeAndReceive}: on Redis one round trip for both). Otherwise,
- * and whenever the loop stops, workers acknowledge on their own. A handle found stale either way is
+ * which carries it ({@link Mailbox#acknowledgeAndReceive}: on Redis one round trip for both); at
+ * concurrency 1 every acknowledgement rides on the worker's next receive, and one left when the loop
+ * ends goes in a batch before {@code run} returns. Otherwise, and once the loop stops, workers
+ * acknowledge on their own. A handle found stale either way is
  * logged, and the request, if it comes back, is answered from memory.
  *
  * <h2>Metrics</h2>
@@ -206,7 +212,7 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
             if (current != null) {
                 throw new IllegalStateException("MainLoop '" + name() + "' is already running");
             }
-            run = new Run<>(this, Thread.currentThread(), source);
+            run = new Run<>(this, source);
             current = run;
         }
         try {

@@ -9,9 +9,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,26 +34,39 @@ final class Run<Req, Res> {
     final ScheduledExecutorService timers;
     /** How often a running request's visibility is extended: a third of the visibility timeout. */
     final long extendEveryNanos;
-    private final Thread runner;
+    /**
+     * Whether the one worker receives as well as runs the handlers (concurrency 1): it could not take a
+     * second request while its handler runs anyway, so a receiving thread that hands each request to it
+     * would only add a thread wake-up per request. The thread that called {@code run} then only waits, and
+     * drains at the end: the grace period, the interrupt of a handler past it and the handing back of its
+     * request stay with that thread, and handlers still run on a worker, never on the caller's thread.
+     */
+    private final boolean workerReceives;
+    private final AtomicLong taken = new AtomicLong();
 
     /**
      * Acknowledgements that finishing tasks handed to the runner, to go with its next receive
      * ({@link dev.mailbox.api.Mailbox#acknowledgeAndReceive}): one round trip per request instead of two
      * on Redis. A task hands its acknowledgement over only while the runner waits for a free slot, so the
-     * receive it rides on starts as soon as that task's slot is released and never waits for it.
+     * receive it rides on starts as soon as that task's slot is released and never waits for it; at
+     * concurrency 1 the task runs on the receiving worker itself, whose next receive follows it at once.
+     * Once the drain has sent what was handed over ({@link #flushSettles}), tasks acknowledge on their own.
      */
     private final Object settleLock = new Object();
     private final List<Message<MainLoopRequest<Req>>> toSettle = new ArrayList<>(); // guarded by settleLock
     private boolean takingSettles; // guarded by settleLock: the runner waits for a slot, then receives
+    private boolean settlesClosed; // guarded by settleLock: drained; from now on tasks acknowledge on their own
 
     private boolean stopping; // guarded by this
-    private boolean receiving; // guarded by this: the runner may be interrupted only then
+    private boolean receiving; // guarded by this: the receiving thread may be interrupted only then
+    private @Nullable Thread receiver; // guarded by this: the thread that receives
+    private boolean receiverDone; // guarded by this: the worker that received has left its loop
     private long graceNanos; // guarded by this
 
-    Run(MainLoop<Req, Res> loop, Thread runner, dev.mailbox.api.Mailbox<MainLoopRequest<Req>> source) {
+    Run(MainLoop<Req, Res> loop, dev.mailbox.api.Mailbox<MainLoopRequest<Req>> source) {
         this.loop = loop;
         this.source = source;
-        this.runner = runner;
+        this.workerReceives = loop.concurrency == 1;
         this.slots = new MainLoop.Slots(loop.concurrency);
         this.workers = loop.newWorkers();
         this.timers = loop.newTimers();
@@ -66,9 +83,10 @@ final class Run<Req, Res> {
             stopping = true;
             graceNanos = grace.toNanos();
         }
-        if (receiving) {
-            runner.interrupt();
+        if (receiving && receiver != null) {
+            receiver.interrupt();
         }
+        notifyAll(); // a runner waiting for its receiving worker drains now
     }
 
     synchronized boolean stopping() {
@@ -76,90 +94,13 @@ final class Run<Req, Res> {
     }
 
     long loop(long maxIterations) {
-        long taken = 0;
+        if (workerReceives) {
+            return loopOnWorker(maxIterations);
+        }
         boolean interrupted = false;
         boolean failed = true;
         try {
-            long iterations = 0;
-            int failures = 0;
-            ReceiveOptions options = loop.receiveOptions;
-            while (iterations < maxIterations) {
-                synchronized (this) {
-                    if (stopping) {
-                        break;
-                    }
-                    receiving = true;
-                }
-                int permits = 0;
-                List<Message<MainLoopRequest<Req>>> got;
-                List<Message<MainLoopRequest<Req>>> settling = List.of();
-                try {
-                    synchronized (settleLock) {
-                        takingSettles = true;
-                    }
-                    permits = slots.acquireUpTo(options.maxMessages());
-                    settling = takeSettles();
-                    got = source.acknowledgeAndReceive(settling, permits == options.maxMessages() ? options
-                            : options.withMaxMessages(permits), this::staleSettle);
-                    failures = 0;
-                } catch (InterruptedException e) {
-                    interrupted = !stopping();
-                    break;
-                } catch (MailboxException e) {
-                    slots.release(permits);
-                    if (stopping()) {
-                        // close() interrupted the receive, on Redis after its first pass had settled them
-                        stoppedWhileSettling(settling, e);
-                    } else {
-                        settleFailed(settling, e);
-                    }
-                    if (stopping() || Thread.currentThread().isInterrupted()) {
-                        interrupted = !stopping();
-                        break;
-                    }
-                    if (!e.isRetryable()) {
-                        if (!settling.isEmpty()) {
-                            continue; // it may have been the acknowledgements' failure alone: receive again without them
-                        }
-                        throw e;
-                    }
-                    failures++;
-                    long backoff = Math.min(MAX_RECEIVE_BACKOFF_MS, 100L << Math.min(failures, 6));
-                    LOG.warn("receive from '{}' failed ({} in a row), trying again in {} ms: {}", loop.name(),
-                            failures, backoff, e.toString());
-                    if (!pause(backoff)) {
-                        interrupted = !stopping();
-                        break;
-                    }
-                    continue;
-                } catch (RuntimeException | Error e) {
-                    slots.release(permits); // or the drain below would wait out the grace period for them
-                    settleFailed(settling, e);
-                    throw e;
-                } finally {
-                    synchronized (this) {
-                        receiving = false;
-                        if (stopping) {
-                            Thread.interrupted(); // the interrupt was ours; the caller's thread carries on clean
-                        }
-                    }
-                }
-                iterations++;
-                slots.release(permits - got.size());
-                for (Message<MainLoopRequest<Req>> m : got) {
-                    taken++;
-                    if (stopping()) {
-                        // received as the stop came in: give it straight back
-                        MainLoop.nackQuietly(m, Duration.ZERO);
-                        loop.metrics.outcome("abandoned");
-                        slots.release(1);
-                        continue;
-                    }
-                    Task<Req, Res> task = new Task<>(this, m);
-                    tasks.add(task);
-                    workers.execute(task);
-                }
-            }
+            interrupted = receiveLoop(maxIterations, false);
             failed = false;
         } finally {
             drain(failed || stopping() || interrupted);
@@ -167,7 +108,170 @@ final class Run<Req, Res> {
                 Thread.currentThread().interrupt();
             }
         }
-        return taken;
+        return taken.get();
+    }
+
+    /**
+     * Concurrency 1: the worker receives and runs each request's task itself (see {@link #workerReceives});
+     * this thread waits until the worker's loop ends or the run is stopped, and then drains as
+     * {@link #loop} does, so a handler that outlives the grace period is interrupted and handed back, and
+     * {@code run} returns, as with any concurrency. An interrupt of this thread stops the run.
+     */
+    private long loopOnWorker(long maxIterations) {
+        boolean interrupted = false;
+        boolean failed = true;
+        try {
+            Future<Boolean> worker = workers.submit(() -> {
+                try {
+                    return receiveLoop(maxIterations, true);
+                } finally {
+                    synchronized (this) {
+                        receiverDone = true;
+                        notifyAll();
+                    }
+                }
+            });
+            boolean done;
+            synchronized (this) {
+                while (!receiverDone && !stopping) {
+                    wait();
+                }
+                done = receiverDone;
+            }
+            if (done) { // its outcome follows at once
+                try {
+                    worker.get();
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof RuntimeException r) {
+                        throw r;
+                    }
+                    if (e.getCause() instanceof Error err) {
+                        throw err;
+                    }
+                    throw new IllegalStateException(e.getCause());
+                }
+            }
+            failed = false;
+        } catch (InterruptedException e) {
+            // the caller's interrupt stops the run, as it does while the caller's thread receives itself
+            interrupted = !stopping();
+            stop(loop.grace);
+        } finally {
+            drain(failed || stopping() || interrupted);
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return taken.get();
+    }
+
+    /**
+     * Receives and starts tasks until {@code maxIterations} receives, a stop or a failure.
+     *
+     * @param inline run each task on this thread (the one worker at concurrency 1) instead of a worker
+     * @return whether it ended because this thread was interrupted by someone other than {@link #stop}
+     */
+    private boolean receiveLoop(long maxIterations, boolean inline) {
+        synchronized (this) {
+            receiver = Thread.currentThread();
+        }
+        boolean interrupted = false;
+        long iterations = 0;
+        int failures = 0;
+        ReceiveOptions options = loop.receiveOptions;
+        while (iterations < maxIterations) {
+            synchronized (this) {
+                if (stopping) {
+                    break;
+                }
+                receiving = true;
+            }
+            int permits = 0;
+            List<Message<MainLoopRequest<Req>>> got;
+            List<Message<MainLoopRequest<Req>>> settling = List.of();
+            try {
+                synchronized (settleLock) {
+                    takingSettles = true;
+                }
+                permits = slots.acquireUpTo(options.maxMessages());
+                settling = takeSettles();
+                got = source.acknowledgeAndReceive(settling, permits == options.maxMessages() ? options
+                        : options.withMaxMessages(permits), this::staleSettle);
+                failures = 0;
+            } catch (InterruptedException e) {
+                interrupted = !stopping();
+                break;
+            } catch (MailboxException e) {
+                slots.release(permits);
+                if (stopping()) {
+                    // close() interrupted the receive, on Redis after its first pass had settled them
+                    stoppedWhileSettling(settling, e);
+                } else {
+                    settleFailed(settling, e);
+                }
+                if (stopping() || Thread.currentThread().isInterrupted()) {
+                    interrupted = !stopping();
+                    break;
+                }
+                if (!e.isRetryable()) {
+                    if (!settling.isEmpty()) {
+                        continue; // it may have been the acknowledgements' failure alone: receive again without them
+                    }
+                    throw e;
+                }
+                failures++;
+                long backoff = Math.min(MAX_RECEIVE_BACKOFF_MS, 100L << Math.min(failures, 6));
+                LOG.warn("receive from '{}' failed ({} in a row), trying again in {} ms: {}", loop.name(),
+                        failures, backoff, e.toString());
+                if (!pause(backoff)) {
+                    interrupted = !stopping();
+                    break;
+                }
+                continue;
+            } catch (RuntimeException | Error e) {
+                slots.release(permits); // or the drain below would wait out the grace period for them
+                settleFailed(settling, e);
+                throw e;
+            } finally {
+                synchronized (this) {
+                    receiving = false;
+                    if (stopping) {
+                        Thread.interrupted(); // the interrupt was ours; the caller's thread carries on clean
+                    }
+                }
+            }
+            iterations++;
+            slots.release(permits - got.size());
+            for (Message<MainLoopRequest<Req>> m : got) {
+                taken.incrementAndGet();
+                if (stopping()) {
+                    // received as the stop came in: give it straight back
+                    MainLoop.nackQuietly(m, Duration.ZERO);
+                    loop.metrics.outcome("abandoned");
+                    slots.release(1);
+                    continue;
+                }
+                Task<Req, Res> task = new Task<>(this, m);
+                tasks.add(task);
+                if (inline) {
+                    runInline(task);
+                } else {
+                    workers.execute(task);
+                }
+            }
+        }
+        return interrupted;
+    }
+
+    /**
+     * Runs a task on the receiving worker; its acknowledgement goes with the receive that follows at once
+     * (or, if the loop ends first, with the drain's batch).
+     */
+    private void runInline(Task<Req, Res> task) {
+        synchronized (settleLock) {
+            takingSettles = !settlesClosed;
+        }
+        task.run();
     }
 
     /**
@@ -178,7 +282,7 @@ final class Run<Req, Res> {
      */
     boolean handOver(Message<MainLoopRequest<Req>> message) {
         synchronized (settleLock) {
-            if (!takingSettles) {
+            if (!takingSettles || settlesClosed) {
                 return false;
             }
             toSettle.add(message);
@@ -233,6 +337,9 @@ final class Run<Req, Res> {
      */
     private void flushSettles() {
         List<Message<MainLoopRequest<Req>>> rest = takeSettles();
+        synchronized (settleLock) {
+            settlesClosed = true;
+        }
         if (rest.isEmpty()) {
             return;
         }

@@ -13,6 +13,7 @@ import dev.mailbox.mainloop.Shop.Order;
 import dev.mailbox.mainloop.Shop.Quote;
 import dev.mailbox.testkit.CollectingMailbox;
 import dev.mailbox.testkit.FaultInjectingMailbox;
+import dev.mailbox.testkit.ForwardingMailbox;
 import dev.mailbox.testkit.ManualClock;
 import dev.mailbox.testkit.Threads;
 import java.nio.charset.StandardCharsets;
@@ -23,7 +24,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -162,6 +166,168 @@ class MainLoopTest {
     }
 
     @Test
+    @DisplayName("at concurrency 1 the one worker receives and runs each handler itself: no hand-off, never on run()'s thread")
+    void workerReceivesAtConcurrencyOne() {
+        List<Thread> receivers = new CopyOnWriteArrayList<>();
+        var requests = new ForwardingMailbox<>(requests()) {
+            @Override
+            public List<Message<MainLoopRequest<Order>>> acknowledgeAndReceive(
+                    List<? extends Message<MainLoopRequest<Order>>> acknowledge, ReceiveOptions options,
+                    Consumer<? super Message<MainLoopRequest<Order>>> stale) {
+                receivers.add(Thread.currentThread());
+                return delegate.acknowledgeAndReceive(acknowledge, options, stale);
+            }
+
+            @Override
+            public Mailbox<MainLoopRequest<Order>> fenced(long epoch) {
+                throw new UnsupportedOperationException("not used here");
+            }
+        };
+        var responses = new CollectingMailbox<MainLoopResult<Quote>>("responses");
+        List<Thread> handlers = new CopyOnWriteArrayList<>();
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
+            handlers.add(Thread.currentThread());
+            return Shop.price(r.body());
+        }).responses(responses).waitTime(Duration.ZERO).build();
+        requests.send(MainLoopRequest.of(new Order("a", 1)));
+        requests.send(MainLoopRequest.of(new Order("b", 2)));
+
+        assertThat(loop.run(2)).isEqualTo(2);
+
+        assertThat(handlers).hasSize(2).doesNotContain(Thread.currentThread());
+        assertThat(receivers).hasSize(2).containsOnly(handlers.get(0));
+        assertThat(handlers).containsOnly(handlers.get(0));
+        assertThat(responses.sentCount()).isEqualTo(2);
+        assertThat(requests.approximateCount()).as("both acknowledged before run returned").isZero();
+        loop.close();
+    }
+
+    @Test
+    @DisplayName("at concurrency 1, shutdown past its grace period hands the request back and returns, even while a handler ignores its interrupt")
+    void shutdownPastGraceAtConcurrencyOne() throws Exception {
+        var requests = requests();
+        var responses = new CollectingMailbox<MainLoopResult<Quote>>("responses");
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        CountDownLatch inHandler = new CountDownLatch(1);
+        CountDownLatch gate = new CountDownLatch(1);
+        AtomicInteger interrupts = new AtomicInteger();
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
+            inHandler.countDown();
+            while (true) { // a handler that will not stop when asked
+                try {
+                    gate.await();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupts.incrementAndGet();
+                }
+            }
+            return Shop.price(r.body());
+        }).responses(responses).meterRegistry(registry).waitTime(Duration.ofSeconds(5))
+                // long enough that only the shutdown's nack can bring the request back in time
+                .visibilityTimeout(Duration.ofMinutes(5)).build();
+        requests.send(MainLoopRequest.of(new Order("a", 1)));
+        CompletableFuture<Long> run = new CompletableFuture<>();
+        Thread runner = new Thread(() -> run.complete(loop.run()));
+        runner.start();
+        assertThat(inHandler.await(30, TimeUnit.SECONDS)).isTrue();
+
+        assertThat(loop.shutdown(Duration.ofMillis(200))).as("run returned within grace and margin").isTrue();
+
+        assertThat(run.get(30, TimeUnit.SECONDS)).isEqualTo(1);
+        assertThat(interrupts).hasValue(1);
+        assertThat(registry.get("mainloop.requests").tag("outcome", "abandoned").counter().count()).isEqualTo(1);
+        assertThat(requests.receive(ReceiveOptions.defaults().withWaitTime(Duration.ZERO)))
+                .as("handed back at once").hasSize(1);
+        gate.countDown();
+        assertThat(responses.sentCount()).as("an abandoned request is never answered by this runner").isZero();
+        loop.close();
+    }
+
+    @Test
+    @DisplayName("at concurrency 1, interrupting run()'s thread stops the loop: the running handler is not interrupted and answers; run keeps the interrupt")
+    void callerInterruptAtConcurrencyOne() throws Exception {
+        var requests = requests();
+        var responses = new CollectingMailbox<MainLoopResult<Quote>>("responses");
+        CountDownLatch inHandler = new CountDownLatch(1);
+        CountDownLatch gate = new CountDownLatch(1);
+        AtomicInteger interrupts = new AtomicInteger();
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
+            inHandler.countDown();
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                interrupts.incrementAndGet();
+                throw e;
+            }
+            return Shop.price(r.body());
+        }).responses(responses).waitTime(Duration.ofMinutes(5)).shutdownGrace(Duration.ofSeconds(60)).build();
+        requests.send(MainLoopRequest.of(new Order("a", 1)));
+        requests.send(MainLoopRequest.of(new Order("b", 2)));
+        CompletableFuture<Boolean> keptInterrupt = new CompletableFuture<>();
+        CompletableFuture<Long> taken = new CompletableFuture<>();
+        Thread runner = new Thread(() -> {
+            taken.complete(loop.run());
+            keptInterrupt.complete(Thread.currentThread().isInterrupted());
+        });
+        runner.start();
+        assertThat(inHandler.await(30, TimeUnit.SECONDS)).isTrue();
+
+        runner.interrupt();
+        gate.countDown(); // within the grace period
+
+        assertThat(keptInterrupt.get(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(taken.get()).as("stopped after the first request").isEqualTo(1);
+        assertThat(interrupts).hasValue(0);
+        assertThat(responses.sentCount()).isEqualTo(1);
+        assertThat(requests.approximateCount()).as("'a' acknowledged, 'b' never taken").isEqualTo(1);
+        loop.close();
+    }
+
+    @Test
+    @DisplayName("at concurrency 1, a handler that finishes within the grace period after stop() is answered and acknowledged")
+    void stopThenFinishAtConcurrencyOne() throws Exception {
+        var requests = requests();
+        var responses = new CollectingMailbox<MainLoopResult<Quote>>("responses");
+        CountDownLatch inHandler = new CountDownLatch(1);
+        CountDownLatch gate = new CountDownLatch(1);
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
+            inHandler.countDown();
+            gate.await();
+            return Shop.price(r.body());
+        }).responses(responses).waitTime(Duration.ofSeconds(5)).shutdownGrace(Duration.ofSeconds(60)).build();
+        requests.send(MainLoopRequest.of(new Order("a", 1)));
+        CompletableFuture<Long> run = new CompletableFuture<>();
+        Thread runner = new Thread(() -> run.complete(loop.run()));
+        runner.start();
+        assertThat(inHandler.await(30, TimeUnit.SECONDS)).isTrue();
+
+        loop.stop();
+        // the caller's thread drains: it has sent what was handed over and waits for the handler
+        Threads.awaitParkedIn(runner, f -> f.getClassName().equals(MainLoop.Slots.class.getName())
+                && f.getMethodName().equals("awaitIdle"), Duration.ofSeconds(30));
+        gate.countDown();
+
+        assertThat(run.get(30, TimeUnit.SECONDS)).isEqualTo(1);
+        assertThat(responses.sentCount()).isEqualTo(1);
+        assertThat(requests.approximateCount()).as("acknowledged by its task, the drain having gone by").isZero();
+        loop.close();
+    }
+
+    /** The live thread whose name starts with {@code prefix}, once it exists. */
+    private static Thread thread(String prefix) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < end) {
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().startsWith(prefix)) {
+                    return t;
+                }
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("no thread named " + prefix + "*");
+    }
+
+    @Test
     @DisplayName("the shutdown hook stops a running loop and lets run() return")
     void shutdownHook() throws Exception {
         var requests = requests();
@@ -170,7 +336,9 @@ class MainLoopTest {
         CompletableFuture<Long> run = new CompletableFuture<>();
         Thread runner = new Thread(() -> run.complete(loop.run()));
         runner.start();
-        Threads.awaitParkedIn(runner, e -> e.getClassName().endsWith("InMemoryMailbox"), Duration.ofSeconds(30));
+        // at concurrency 1 the loop's one worker receives
+        Threads.awaitParkedIn(thread("mainloop-requests-worker-"), e -> e.getClassName().endsWith("InMemoryMailbox"),
+                Duration.ofSeconds(30));
         Thread hook = loop.shutdownHook();
         hook.start();
         hook.join(30_000);

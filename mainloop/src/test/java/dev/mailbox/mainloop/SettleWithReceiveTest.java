@@ -33,7 +33,7 @@ class SettleWithReceiveTest {
     private static final Duration PATIENCE = Duration.ofSeconds(30);
 
     @Test
-    @DisplayName("with every worker busy, a finished request's acknowledgement goes with the loop's next receive")
+    @DisplayName("at concurrency 1, a finished request's acknowledgement goes with the worker's next receive")
     void ridesOnTheNextReceive() throws Exception {
         Recording requests = new Recording();
         CollectingMailbox<MainLoopResult<Quote>> responses = new CollectingMailbox<>("responses");
@@ -51,15 +51,48 @@ class SettleWithReceiveTest {
         runner.start();
 
         for (int call = 2; call <= 3; call++) {
-            requests.awaitCalls(call - 1);
-            awaitWaitingForAWorker(runner); // the one worker is busy with the last request received
+            requests.awaitCalls(call - 1); // the one worker now runs the request it received last
             proceed.release();
         }
         requests.awaitCalls(3);
-        proceed.release(); // the last request: the loop is done receiving, so its worker acknowledges it
+        proceed.release(); // the last request: the loop is done receiving, so the drain acknowledges it
 
         assertThat(taken.get(30, TimeUnit.SECONDS)).isEqualTo(3);
         assertThat(requests.settled).containsExactly(List.of(), List.of(ids.get(0)), List.of(ids.get(1)));
+        assertThat(responses.sentCount()).isEqualTo(3);
+        assertThat(requests.approximateCount()).as("all three acknowledged").isZero();
+        loop.close();
+    }
+
+    @Test
+    @DisplayName("above concurrency 1, with every worker busy, a finished request's acknowledgement goes with the runner's next receive")
+    void ridesOnTheRunnersNextReceive() throws Exception {
+        Recording requests = new Recording();
+        CollectingMailbox<MainLoopResult<Quote>> responses = new CollectingMailbox<>("responses");
+        Semaphore proceed = new Semaphore(0);
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
+            proceed.acquire();
+            return Shop.price(r.body());
+        }).responses(responses).concurrency(2).waitTime(Duration.ZERO).build();
+        List<String> ids = new ArrayList<>();
+        for (String item : List.of("a", "b", "c")) {
+            ids.add(requests.send(MainLoopRequest.of(new Order(item, 1))));
+        }
+        CompletableFuture<Long> taken = new CompletableFuture<>();
+        Thread runner = new Thread(() -> taken.complete(loop.run(2)));
+        runner.start();
+
+        requests.awaitCalls(1); // a and b, one on each worker
+        Threads.awaitParkedIn(runner, f -> f.getClassName().equals(MainLoop.Slots.class.getName())
+                && f.getMethodName().equals("acquireUpTo"), PATIENCE); // waiting for a worker
+        proceed.release(); // one of them finishes and leaves its acknowledgement to that receive
+        requests.awaitCalls(2);
+        proceed.release(2); // the other and c: the loop is done receiving, so they acknowledge on their own
+
+        assertThat(taken.get(30, TimeUnit.SECONDS)).isEqualTo(3);
+        assertThat(requests.settled).hasSize(2);
+        assertThat(requests.settled.get(0)).isEmpty();
+        assertThat(requests.settled.get(1)).singleElement().isIn(ids.get(0), ids.get(1));
         assertThat(responses.sentCount()).isEqualTo(3);
         assertThat(requests.approximateCount()).as("all three acknowledged").isZero();
         loop.close();
@@ -89,7 +122,6 @@ class SettleWithReceiveTest {
         runner.start();
 
         requests.awaitCalls(1);
-        awaitWaitingForAWorker(runner);
         proceed.release(2);
 
         assertThat(taken.get(30, TimeUnit.SECONDS)).isEqualTo(2);
@@ -97,15 +129,9 @@ class SettleWithReceiveTest {
                 .containsExactly(List.of(), List.of(first), List.of());
         assertThat(responses.sentCount()).isEqualTo(2);
         // as when a worker's own acknowledge fails: 'a' comes back after its visibility timeout and is
-        // answered from memory (MainLoopSuite's lost acknowledgement); 'b' was acknowledged by its worker
+        // answered from memory (MainLoopSuite's lost acknowledgement); 'b' was acknowledged by the drain
         assertThat(requests.approximateCount()).isEqualTo(1);
         loop.close();
-    }
-
-    /** The runner waits for a free worker slot once it is parked in MainLoop.Slots.acquireUpTo. */
-    private static void awaitWaitingForAWorker(Thread runner) {
-        Threads.awaitParkedIn(runner, f -> f.getClassName().equals(MainLoop.Slots.class.getName())
-                && f.getMethodName().equals("acquireUpTo"), PATIENCE);
     }
 
     /**
