@@ -113,7 +113,7 @@ public final class CoordinatorNode implements AutoCloseable {
     private volatile Raft raft;
     private volatile boolean closed;
     private long leaderTerm = -1; // the term in which this node last reset deadlines as leader; sweeper thread only
-    private String seenRole = "UNKNOWN"; // the role the sweeper last saw, for the transition log; sweeper thread only
+    private String seenRole = "STARTING"; // the role last seen, for the transition log; sweeper thread only (after start)
     private final long snapshotEvery;
 
     /** A running Ratis server and its state machine; replaced when the node restarts it after a log failure. */
@@ -146,6 +146,7 @@ public final class CoordinatorNode implements AutoCloseable {
         RaftGroup bootstrap = existing ? group : emptyStart(b, dataDir);
         this.raft = startRaft(bootstrap, existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT);
         this.gateway = new RaftGateway(raft.server(), group, parameters);
+        logTransition(); // the role it starts in, before an election could make it leader (the sweeper goes on)
         NettyServerBuilder cp = NettyServerBuilder.forAddress(b.controlPlane)
                 // room for an imported backup; every other request is far smaller
                 .maxInboundMessageSize(CoordinationLimits.MAX_EXPORTED_STATE_BYTES + (1 << 20));
