@@ -70,7 +70,7 @@ final class CoordinationCommands {
                             + "tls-cert, tls-key, tls-ca, tls-client-auth, tokens, access, require-security, "
                             + "election-timeout-min-ms, election-timeout-max-ms, raft-request-timeout-ms, pre-vote, "
                             + "leader-lease-ratio, snapshot-every, snapshot-retention, "
-                            + "read-consistency=OPERATION=LEVEL,...).",
+                            + "read-consistency=OPERATION=LEVEL,..., log-format).",
                     "A flag wins over the same key in the file."})
     static final class Start implements Callable<Integer> {
         @Spec
@@ -143,6 +143,9 @@ final class CoordinationCommands {
                 + "LEVEL: stale, leader-lease, linearizable (default: leader-lease for every read)")
         List<String> readConsistency = new ArrayList<>();
 
+        @Option(names = "--log-format", paramLabel = "text|json", description = JsonLogProvider.OPTION_HELP)
+        String logFormat;
+
         @Override
         public Integer call() throws Exception {
             Properties p = new Properties();
@@ -150,6 +153,11 @@ final class CoordinationCommands {
                 try (InputStream in = Files.newInputStream(config)) {
                     p.load(in);
                 }
+            }
+            try {
+                JsonLogProvider.requireFormat(logFormat, p);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
             }
             String nodeId = id != null ? id : p.getProperty("id", "n1");
             String name = cluster != null ? cluster : p.getProperty("cluster", "mailbox");

@@ -26,6 +26,7 @@ public final class MailboxCtl implements Runnable {
      * @param args command-line arguments
      */
     public static void main(String[] args) {
+        JsonLogProvider.choose(args); // before anything logs: SLF4J binds its backend once
         System.exit(commandLine().execute(args));
     }
 

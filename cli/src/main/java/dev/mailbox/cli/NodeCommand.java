@@ -31,7 +31,7 @@ final class NodeCommand {
                             + "calls for the others to their owners.",
                     "All settings may come from --config FILE (keys: id, listen, advertise, coordinator, backend, "
                             + "metrics, region, idle-close-ms, tls-cert, tls-key, tls-ca, tls-client-auth, tokens, "
-                            + "access, token-file, require-security, sqs-listen, sqs-access-keys).",
+                            + "access, token-file, require-security, sqs-listen, sqs-access-keys, log-format).",
                     "With --sqs-listen the node also serves Amazon SQS's HTTP API: any SQS client (AWS CLI, boto3, "
                             + "the AWS SDKs) creates queues there and uses them as this node's mailboxes, each call "
                             + "going through the node's data plane like a RemoteMailbox's, so a queue whose mailbox "
@@ -70,6 +70,8 @@ final class NodeCommand {
         java.util.List<String> sqsAccessKeys;
         @picocli.CommandLine.Mixin
         ServerSecurity security;
+        @Option(names = "--log-format", paramLabel = "text|json", description = JsonLogProvider.OPTION_HELP)
+        String logFormat;
 
         @Override
         public Integer call() throws Exception {
@@ -78,6 +80,11 @@ final class NodeCommand {
                 try (InputStream in = Files.newInputStream(config)) {
                     p.load(in);
                 }
+            }
+            try {
+                JsonLogProvider.requireFormat(logFormat, p);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
             }
             String nodeId = pick(id, p, "id", "node-1");
             String listenAt = pick(listen, p, "listen", "127.0.0.1:9000");

@@ -145,6 +145,15 @@ public interface Leases {
     List<Lease> list(String namespace, @Nullable ReadConsistency consistency);
 
     /**
+     * A {@link ReadConsistency#STALE} read of the leases, answered by whichever coordinator is asked, with
+     * that coordinator's applied index, so that the caller can tell how stale the answer may be.
+     *
+     * @param namespace a namespace, or "" for every namespace
+     * @return every mailbox's latest lease in it as the answering node has applied them, and its index
+     */
+    StaleRead<List<Lease>> listStale(String namespace);
+
+    /**
      * Starts building a {@link LeaseKeeper} that acquires a mailbox and keeps it.
      *
      * @param mailboxId the mailbox

@@ -53,6 +53,14 @@ public interface Namespaces {
     List<NamespaceInfo> list(@Nullable ReadConsistency consistency);
 
     /**
+     * A {@link ReadConsistency#STALE} read of the namespaces, answered by whichever coordinator is asked,
+     * with that coordinator's applied index, so that the caller can tell how stale the answer may be.
+     *
+     * @return every namespace, by name, as the answering node has applied them, and its index
+     */
+    StaleRead<List<NamespaceInfo>> listStale();
+
+    /**
      * Sets a namespace's lease policy; leases granted afterwards use it. The namespace need not have
      * been created.
      *

@@ -184,6 +184,16 @@ final class GrpcLeases implements Leases {
                 .stream().map(Protos::fromProto).toList()));
     }
 
+    @Override
+    public dev.mailbox.coordination.StaleRead<List<Lease>> listStale(String namespace) {
+        require(CoordinationLimits.namespaceFilterProblem(namespace));
+        ListLeasesRequest r = ListLeasesRequest.newBuilder().setNamespace(namespace)
+                .setConsistency(Protos.toProto(ReadConsistency.STALE)).build();
+        return CoordinationException.await(calls.call(s -> s.listLeases(r)).thenApply(reply ->
+                new dev.mailbox.coordination.StaleRead<>(reply.getLeasesList().stream().map(Protos::fromProto).toList(),
+                        reply.getAppliedIndex())));
+    }
+
     /** Runs a lookup; NOT_FOUND becomes empty. */
     static <T> Optional<T> found(java.util.function.Supplier<T> lookup) {
         try {

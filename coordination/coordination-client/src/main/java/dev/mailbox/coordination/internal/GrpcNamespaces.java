@@ -73,6 +73,15 @@ final class GrpcNamespaces implements Namespaces {
     }
 
     @Override
+    public dev.mailbox.coordination.StaleRead<List<NamespaceInfo>> listStale() {
+        ListNamespacesRequest r = ListNamespacesRequest.newBuilder()
+                .setConsistency(Protos.toProto(ReadConsistency.STALE)).build();
+        return CoordinationException.await(calls.call(s -> s.listNamespaces(r))
+                .thenApply(reply -> new dev.mailbox.coordination.StaleRead<>(reply.getNamespacesList().stream()
+                        .map(Protos::fromProto).toList(), reply.getAppliedIndex())));
+    }
+
+    @Override
     public void setPolicy(String namespace, LeasePolicy policy) {
         CoordinationLimits.requireNamespace(namespace);
         SetLeasePolicyRequest r = SetLeasePolicyRequest.newBuilder().setNamespace(namespace)

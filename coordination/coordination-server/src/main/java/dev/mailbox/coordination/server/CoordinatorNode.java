@@ -15,6 +15,7 @@ import dev.mailbox.coordination.server.internal.LeaseStateMachine;
 import dev.mailbox.coordination.server.internal.LeaseTable;
 import dev.mailbox.coordination.server.internal.Membership;
 import dev.mailbox.coordination.server.internal.Meters;
+import dev.mailbox.coordination.server.internal.RaftEvents;
 import dev.mailbox.coordination.server.internal.RaftGateway;
 import dev.mailbox.coordination.server.internal.RouteHub;
 import dev.mailbox.coordination.server.internal.Serving;
@@ -73,8 +74,13 @@ import org.slf4j.LoggerFactory;
  * moment, so a change of leader never expires a lease early.
  *
  * <p>Metrics go to the {@link Builder#meterRegistry} the application gives it, tagged
- * {@code coordinator=<id>}: Raft role, term and applied index, leases by state, routes, route watchers,
- * nodes up, and a timer per control-plane method and status.
+ * {@code coordinator=<id>}: Raft role, term, applied, commit and last log index, cluster size, leader
+ * changes seen, commit latency (a histogram: from the leader taking a write to applying it), snapshots
+ * taken, their duration and failures, the latest snapshot's index and the entries since it, the leader's
+ * view of each follower's lag, leases by state, routes, route watchers, nodes up, and a timer (with a
+ * histogram) per control-plane method and status. {@code ops/prometheus/mailbox-coordinator-alerts.yml}
+ * holds alert rules over them. A change of this node's Raft role is logged with its term, as key-values
+ * ({@code raft state transition}: node_id, from, to, term).
  */
 public final class CoordinatorNode implements AutoCloseable {
 
@@ -102,10 +108,13 @@ public final class CoordinatorNode implements AutoCloseable {
     private final ScheduledExecutorService sweeper;
     private final Meters meters;
     private final NodeHealth health = new NodeHealth();
+    private final NodeEvents events;
     private final Consumer<Throwable> onFatal;
     private volatile Raft raft;
     private volatile boolean closed;
     private long leaderTerm = -1; // the term in which this node last reset deadlines as leader; sweeper thread only
+    private String seenRole = "STARTING"; // the role last seen, for the transition log; sweeper thread only (after start)
+    private final long snapshotEvery;
 
     /** A running Ratis server and its state machine; replaced when the node restarts it after a log failure. */
     private record Raft(RaftServer server, LeaseStateMachine stateMachine) {
@@ -124,6 +133,8 @@ public final class CoordinatorNode implements AutoCloseable {
         this.onFatal = b.onFatal;
         this.group = RaftGateway.group(b.cluster, b.peers);
         this.meters = new Meters(b.registry, Tag.of("coordinator", b.id));
+        this.events = new NodeEvents();
+        this.snapshotEvery = b.snapshotEvery;
         this.properties = properties(b, dataDir);
         this.parameters = RaftGateway.parameters(b.tls);
         this.leadershipCheck = new dev.mailbox.coordination.server.internal.LeadershipCheck(
@@ -135,6 +146,7 @@ public final class CoordinatorNode implements AutoCloseable {
         RaftGroup bootstrap = existing ? group : emptyStart(b, dataDir);
         this.raft = startRaft(bootstrap, existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT);
         this.gateway = new RaftGateway(raft.server(), group, parameters);
+        logTransition(); // the role it starts in, before an election could make it leader (the sweeper goes on)
         NettyServerBuilder cp = NettyServerBuilder.forAddress(b.controlPlane)
                 // room for an imported backup; every other request is far smaller
                 .maxInboundMessageSize(CoordinationLimits.MAX_EXPORTED_STATE_BYTES + (1 << 20));
@@ -210,7 +222,7 @@ public final class CoordinatorNode implements AutoCloseable {
     }
 
     private Raft startRaft(RaftGroup bootstrap, RaftStorage.StartupOption option) throws IOException {
-        LeaseStateMachine stateMachine = new LeaseStateMachine(health);
+        LeaseStateMachine stateMachine = new LeaseStateMachine(health, events);
         stateMachine.useLeadershipCheck(leadershipCheck);
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(id)).setGroup(bootstrap)
                 .setStateMachine(stateMachine).setProperties(properties).setParameters(parameters).setOption(option)
@@ -325,6 +337,24 @@ public final class CoordinatorNode implements AutoCloseable {
                 CoordinatorNode::appliedIndex);
         meters.gauge("mailbox.coordinator.raft.commit.index", "the highest log index this node knows committed",
                 this, CoordinatorNode::commitIndex);
+        meters.gauge("mailbox.coordinator.raft.last.log.index", "the index of the last entry in this node's log "
+                + "(written, not necessarily committed)", this, CoordinatorNode::lastLogIndex);
+        meters.gauge("mailbox.coordinator.cluster.size", "the members of the cluster's current configuration, as "
+                + "this node knows it", this, n -> n.currentMembers().size());
+        meters.gauge("mailbox.coordinator.snapshot.index", "the log index the latest snapshot covers (-1: none yet)",
+                this, n -> n.stateMachine().snapshotIndex());
+        meters.gauge("mailbox.coordinator.raft.entries.since.snapshot", "entries applied since the latest snapshot: "
+                + "what a restart replays, and how much log is kept", this, CoordinatorNode::entriesSinceSnapshot);
+        meters.gauge("mailbox.coordinator.snapshot.every", "the configured snapshot interval, in log entries", this,
+                n -> n.snapshotEvery);
+        for (org.apache.ratis.protocol.RaftPeer peer : group.getPeers()) {
+            String peerId = peer.getId().toString();
+            if (!peerId.equals(id)) {
+                meters.gauge("mailbox.coordinator.raft.follower.lag", "on the leader: how many entries this "
+                        + "follower's commit index is behind the leader's (NaN on a node that does not lead)", this,
+                        n -> n.followerLag(peerId), "follower", peerId);
+            }
+        }
         for (LeaseState state : LeaseState.values()) {
             meters.gauge("mailbox.coordinator.leases", "mailboxes whose latest lease is in this state", this,
                     n -> n.stateMachine().readTable(t -> t.leases().stream().filter(l -> l.state() == state
@@ -411,6 +441,45 @@ public final class CoordinatorNode implements AutoCloseable {
         }
     }
 
+    /** @return the index of the last entry in this node's log, or -1 */
+    long lastLogIndex() {
+        try {
+            org.apache.ratis.server.protocol.TermIndex last = raft.server().getDivision(group.getGroupId()).getRaftLog()
+                    .getLastEntryTermIndex();
+            return last == null ? -1 : last.getIndex();
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    private double entriesSinceSnapshot() {
+        long applied = appliedIndex();
+        return applied < 0 ? 0 : applied - Math.max(stateMachine().snapshotIndex(), 0);
+    }
+
+    /**
+     * On the leader, how far a follower's commit index (as its last reply to the leader reported it) is
+     * behind the leader's: a follower that is down, cut off or slow falls behind by every entry committed
+     * without it. NaN anywhere else, or for a follower the leader has no report of.
+     */
+    double followerLag(String followerId) {
+        try {
+            RaftServer.Division division = raft.server().getDivision(group.getGroupId());
+            if (!division.getInfo().isLeader()) {
+                return Double.NaN;
+            }
+            long leaderCommit = division.getRaftLog().getLastCommittedIndex();
+            for (org.apache.ratis.proto.RaftProtos.CommitInfoProto info : division.getCommitInfos()) {
+                if (info.getServer().getId().toStringUtf8().equals(followerId)) {
+                    return Math.max(0, leaderCommit - info.getCommitIndex());
+                }
+            }
+            return Double.NaN;
+        } catch (IOException | RuntimeException e) {
+            return Double.NaN;
+        }
+    }
+
     /** @return the node ids of the cluster */
     public List<String> peerIds() {
         List<String> ids = new ArrayList<>();
@@ -465,6 +534,7 @@ public final class CoordinatorNode implements AutoCloseable {
     }
 
     private void sweep() {
+        logTransition();
         if (health.current() != null) {
             leaderTerm = -1;
             return;
@@ -502,6 +572,24 @@ public final class CoordinatorNode implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             LOG.warn("lease sweep on {} failed", id, e);
+        }
+    }
+
+    /**
+     * Logs a change of this node's role (as the sweeper sees it, every {@link #SWEEP_MILLIS}) with the term,
+     * as one structured line: {@code raft state transition} with node_id, from, to and term.
+     */
+    private void logTransition() {
+        try {
+            String now = role();
+            if (!now.equals(seenRole)) {
+                LOG.atInfo().addKeyValue("node_id", id).addKeyValue("from", seenRole.toLowerCase(java.util.Locale.ROOT))
+                        .addKeyValue("to", now.toLowerCase(java.util.Locale.ROOT)).addKeyValue("term", term())
+                        .log("raft state transition");
+                seenRole = now;
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("cannot read the role of {}", id, e);
         }
     }
 
@@ -635,6 +723,47 @@ public final class CoordinatorNode implements AutoCloseable {
             } catch (IOException e) {
                 LOG.debug("cannot delete {}", probe, e);
             }
+        }
+    }
+
+    /** The Raft events the state machine reports, into this node's meters. */
+    private final class NodeEvents implements RaftEvents {
+        private final io.micrometer.core.instrument.Counter leaderChanges = meters.describedCounter(
+                "mailbox.coordinator.raft.leader.changes", "times this node learned of a new leader (its first "
+                        + "included)");
+        private final io.micrometer.core.instrument.Timer commit = meters.histogram("mailbox.coordinator.raft.commit",
+                "from the leader taking a write to having it committed and applied (on the leader)",
+                Duration.ofNanos(100_000), Duration.ofSeconds(10));
+        private final io.micrometer.core.instrument.Counter snapshots = meters.describedCounter(
+                "mailbox.coordinator.snapshots", "snapshots this node wrote");
+        private final io.micrometer.core.instrument.Timer snapshotDuration = meters.histogram(
+                "mailbox.coordinator.snapshot.duration", "how long writing a snapshot took",
+                Duration.ofMillis(1), Duration.ofSeconds(60));
+        private final io.micrometer.core.instrument.Counter snapshotFailures = meters.describedCounter(
+                "mailbox.coordinator.snapshot.failures", "snapshots that could not be written");
+
+        @Override
+        public void leaderChanged(String leaderId) {
+            leaderChanges.increment();
+            LOG.atInfo().addKeyValue("node_id", id).addKeyValue("leader", leaderId).addKeyValue("term", term())
+                    .log("raft leader changed");
+        }
+
+        @Override
+        public void committed(long nanos) {
+            commit.record(nanos, TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public void snapshotTaken(long index, long nanos) {
+            snapshots.increment();
+            snapshotDuration.record(nanos, TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public void snapshotFailed(Throwable cause) {
+            snapshotFailures.increment();
+            LOG.atWarn().addKeyValue("node_id", id).setCause(cause).log("snapshot failed: " + cause);
         }
     }
 

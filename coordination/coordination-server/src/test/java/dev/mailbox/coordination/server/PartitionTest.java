@@ -8,6 +8,7 @@ import dev.mailbox.coordination.Lease;
 import dev.mailbox.coordination.LeaseHolder;
 import dev.mailbox.coordination.LeaseKeeper;
 import dev.mailbox.coordination.LeasePolicy;
+import dev.mailbox.coordination.Leases;
 import dev.mailbox.coordination.proto.ClusterStatusReply;
 import dev.mailbox.coordination.proto.ClusterStatusRequest;
 import dev.mailbox.coordination.proto.ControlPlaneGrpc;
@@ -44,6 +45,8 @@ import org.junit.jupiter.api.io.TempDir;
  *   <li>writes through a client that knows every member succeed again (the time is printed);</li>
  *   <li>the holder cut off with the leader learns its lease is lost before anyone else is granted it,
  *       and the new grant's epoch is higher;</li>
+ *   <li>no renewal is refused before its holder's validity ended (the holder's own reckoning, as its
+ *       {@link LeaseKeeper} keeps it: see {@link ValidityRecorder}), here and in the flapping run;</li>
  *   <li>after healing, all three replicas hold identical tables at one applied index.</li>
  * </ul>
  */
@@ -159,9 +162,11 @@ class PartitionTest {
         List<Belief> beliefs = java.util.Collections.synchronizedList(new ArrayList<>());
         java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
         List<Thread> holders = new ArrayList<>();
+        ValidityRecorder validity = new ValidityRecorder();
         for (String id : IDS) {
-            CoordinationClient pinned = client(List.of(endpoints.get(id)));
-            Thread t = new Thread(() -> hold(pinned, mailbox, "runner-" + id, running, beliefs), "holder-" + id);
+            Leases pinned = validity.around(client(List.of(endpoints.get(id))).leases());
+            Thread t = new Thread(() -> hold(pinned, validity::lost, mailbox, "runner-" + id, running, beliefs),
+                    "holder-" + id);
             t.start();
             holders.add(t);
         }
@@ -193,6 +198,8 @@ class PartitionTest {
             assertThat(before.to()).as("one believing holder at a time: " + before + " then " + next)
                     .isLessThanOrEqualTo(next.from());
         }
+        validity.assertNoEarlyRefusal("flapping");
+        assertThat(validity.renewalsAccepted.get()).as("renewals got through at all").isPositive();
         IDS.forEach(id -> {
             try {
                 net.heal(id);
@@ -212,13 +219,16 @@ class PartitionTest {
     }
 
     /** Acquires (waiting), holds until the lease is lost, and again, until told to stop; records each belief. */
-    private static void hold(CoordinationClient client, String mailbox, String runner,
+    private static void hold(Leases leases, java.util.function.Consumer<Lease> onLost, String mailbox, String runner,
                              java.util.concurrent.atomic.AtomicBoolean running, List<Belief> beliefs) {
         LeaseHolder holder = new LeaseHolder(runner, runner + "-node", "10.0.0.9:1");
         while (running.get()) {
             java.util.concurrent.CompletableFuture<Long> lost = new java.util.concurrent.CompletableFuture<>();
-            LeaseKeeper keeper = client.leases().keeper(mailbox, holder).ttl(Duration.ofSeconds(2))
-                    .listener((lease, reason) -> lost.complete(System.nanoTime())).build();
+            LeaseKeeper keeper = leases.keeper(mailbox, holder).ttl(Duration.ofSeconds(2))
+                    .listener((lease, reason) -> {
+                        onLost.accept(lease);
+                        lost.complete(System.nanoTime());
+                    }).build();
             try {
                 Lease lease;
                 try {
@@ -244,6 +254,147 @@ class PartitionTest {
                 throw new IllegalStateException(e);
             } finally {
                 keeper.close();
+            }
+        }
+    }
+
+    /**
+     * Sits between lease keepers and their client and keeps, per lease and epoch, the holder's own
+     * validity as a keeper computes it (the send time of the last grant or renewal that got through, plus
+     * the TTL), and every renewal refused (not merely unanswered) with when its answer came. No renewal may
+     * be refused before the holder's validity ended: a coordinator that did so would take a lease from a
+     * holder that is still entitled to act, which is how a new leader with stale deadlines would fail.
+     */
+    static final class ValidityRecorder {
+        /** A renewal refused: {@code answered} must not come before {@code validUntil}. */
+        record Refusal(Lease lease, long answered, long validUntil, String message) {
+            @Override
+            public String toString() {
+                return "renewal of lease " + lease.leaseId() + "@" + lease.epoch() + " refused "
+                        + TimeUnit.NANOSECONDS.toMillis(validUntil - answered) + " ms before its holder's validity "
+                        + "ended: " + message;
+            }
+        }
+
+        private final Map<String, Long> validUntil = new java.util.concurrent.ConcurrentHashMap<>();
+        /** Holdings whose holder stopped believing: later answers no longer extend them. */
+        private final java.util.Set<String> ended = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        private final List<Refusal> refusals = java.util.Collections.synchronizedList(new ArrayList<>());
+        private final AtomicLong renewalsAccepted = new AtomicLong();
+
+        private static String key(Lease l) {
+            return l.mailboxId() + "/" + l.runnerId() + "/" + l.leaseId() + "/" + l.epoch();
+        }
+
+        private synchronized void valid(Lease l, long sent) {
+            if (!ended.contains(key(l))) {
+                validUntil.merge(key(l), sent + TimeUnit.MILLISECONDS.toNanos(l.ttlMillis()), Math::max);
+            }
+        }
+
+        /**
+         * The holder stopped believing (its keeper lost the lease: refused, or no renewal got through
+         * within the TTL); a renewal answered OK later, which the keeper ignores, extends nothing.
+         */
+        synchronized void lost(Lease l) {
+            ended.add(key(l));
+        }
+
+        /** The same runner acquires again: that fences its earlier epochs, so their validity ends now. */
+        private synchronized void reacquiring(String mailboxId, String runnerId, long now) {
+            String prefix = mailboxId + "/" + runnerId + "/";
+            validUntil.replaceAll((k, v) -> k.startsWith(prefix) ? Math.min(v, now) : v);
+            validUntil.keySet().stream().filter(k -> k.startsWith(prefix)).forEach(ended::add);
+        }
+
+        Leases around(Leases leases) {
+            return new Leases() {
+                @Override
+                public Lease acquire(String mailboxId, LeaseHolder holder) {
+                    return leases.acquire(mailboxId, holder);
+                }
+
+                @Override
+                public Lease acquire(String mailboxId, LeaseHolder holder, Duration ttl) {
+                    return leases.acquire(mailboxId, holder, ttl);
+                }
+
+                @Override
+                public java.util.concurrent.CompletableFuture<Lease> acquireAsync(String mailboxId, LeaseHolder holder,
+                                                                                  Duration ttl, String requestId) {
+                    long sent = System.nanoTime();
+                    reacquiring(mailboxId, holder.runnerId(), sent);
+                    return leases.acquireAsync(mailboxId, holder, ttl, requestId).whenComplete((l, e) -> {
+                        if (l != null) {
+                            valid(l, sent);
+                        }
+                    });
+                }
+
+                @Override
+                public Lease renew(Lease lease) {
+                    return renewAsync(lease).join();
+                }
+
+                @Override
+                public java.util.concurrent.CompletableFuture<Lease> renewAsync(Lease lease) {
+                    long sent = System.nanoTime();
+                    return leases.renewAsync(lease).whenComplete((l, e) -> {
+                        if (e == null) {
+                            renewalsAccepted.incrementAndGet();
+                            valid(lease, sent);
+                            return;
+                        }
+                        CoordinationException c = CoordinationException.of(e);
+                        if (!c.isRetryable()) {
+                            refusals.add(new Refusal(lease, System.nanoTime(), validUntil.getOrDefault(key(lease), 0L),
+                                    c.getMessage()));
+                        }
+                    });
+                }
+
+                @Override
+                public Lease release(Lease lease) {
+                    return leases.release(lease);
+                }
+
+                @Override
+                public Lease revoke(String mailboxId) {
+                    return leases.revoke(mailboxId);
+                }
+
+                @Override
+                public Lease reclaim(String mailboxId) {
+                    return leases.reclaim(mailboxId);
+                }
+
+                @Override
+                public Optional<Lease> get(String mailboxId, dev.mailbox.coordination.ReadConsistency consistency) {
+                    return leases.get(mailboxId, consistency);
+                }
+
+                @Override
+                public List<Lease> list(String namespace, dev.mailbox.coordination.ReadConsistency consistency) {
+                    return leases.list(namespace, consistency);
+                }
+
+                @Override
+                public dev.mailbox.coordination.StaleRead<List<Lease>> listStale(String namespace) {
+                    return leases.listStale(namespace);
+                }
+            };
+        }
+
+        void assertNoEarlyRefusal(String scenario) {
+            List<Refusal> all;
+            synchronized (refusals) {
+                all = new ArrayList<>(refusals);
+            }
+            System.out.printf("partition test [%s]: %d renewals accepted, %d refused: %s%n", scenario,
+                    renewalsAccepted.get(), all.size(), all);
+            for (Refusal r : all) {
+                assertThat(r.answered()).as("no renewal refused before its holder's validity ended: " + r)
+                        .isGreaterThanOrEqualTo(r.validUntil());
             }
         }
     }
@@ -279,8 +430,12 @@ class PartitionTest {
         // holder A renews through the leader only: cut off with it
         CoordinationClient viaLeader = client(List.of(endpoints.get(leader)));
         AtomicLong lostAt = new AtomicLong();
-        LeaseKeeper a = viaLeader.leases().keeper(mailbox, new LeaseHolder("runner-a", "node-a", "10.0.0.1:1"))
-                .listener((lease, reason) -> lostAt.compareAndSet(0, System.nanoTime())).build();
+        ValidityRecorder validity = new ValidityRecorder();
+        LeaseKeeper a = validity.around(viaLeader.leases()).keeper(mailbox, new LeaseHolder("runner-a", "node-a", "10.0.0.1:1"))
+                .listener((lease, reason) -> {
+                    validity.lost(lease);
+                    lostAt.compareAndSet(0, System.nanoTime());
+                }).build();
         closing.add(a);
         Lease first = a.acquire();
 
@@ -307,6 +462,7 @@ class PartitionTest {
         assertThat(lostAt.get() - grantedAt).as("A knew it had lost the lease before B was granted it").isNegative();
         assertThat(second.epoch()).as("the new grant's epoch").isGreaterThan(first.epoch());
         assertThat(a.isHeld()).isFalse();
+        validity.assertNoEarlyRefusal(name);
 
         net.heal(leader);
         awaitIdenticalState(Duration.ofSeconds(60));

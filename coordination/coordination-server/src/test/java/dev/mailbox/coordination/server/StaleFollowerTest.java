@@ -78,4 +78,70 @@ class StaleFollowerTest {
             }
         }
     }
+
+    @Test
+    @DisplayName("a stale read from a follower carries its applied index: never past the leader's commit index, "
+            + "never past what the answer holds, and it catches up with the writes")
+    void staleReadsCarryTheirIndex() {
+        try (TestingCluster cluster = TestingCluster.builder().size(3).start()) {
+            String leader = cluster.awaitLeader(PATIENCE);
+            CoordinationClient client = cluster.client();
+            client.namespaces().create("stale", null, Map.of());
+            String follower = cluster.follower(PATIENCE);
+            cluster.kill(follower);
+            // each grant's lease id is its log index: a read at index i must hold every grant at or below i
+            Map<String, Long> granted = new java.util.TreeMap<>();
+            for (int i = 0; i < 30; i++) {
+                dev.mailbox.coordination.Lease l = client.leases().acquire("stale@m" + i,
+                        new dev.mailbox.coordination.LeaseHolder("r" + i, "node-" + i, "127.0.0.1:9"));
+                granted.put(l.mailboxId(), l.leaseId());
+            }
+            leader = cluster.awaitLeader(PATIENCE);
+            long last = java.util.Collections.max(granted.values());
+
+            cluster.start(follower);
+            try (CoordinationClient direct = CoordinationClient.builder().endpoint(cluster.endpoint(follower))
+                    .callTimeout(Duration.ofSeconds(5)).build()) {
+                long previous = 0;
+                long deadline = System.nanoTime() + PATIENCE.toNanos();
+                while (true) {
+                    dev.mailbox.coordination.StaleRead<List<dev.mailbox.coordination.Lease>> read;
+                    try {
+                        read = direct.leases().listStale("stale");
+                    } catch (dev.mailbox.coordination.CoordinationException e) {
+                        assertThat(System.nanoTime() - deadline).as("the restarted follower answers: " + e).isNegative();
+                        continue; // still starting
+                    }
+                    long leaderCommit = cluster.node(leader).appliedIndex();
+                    assertThat(read.appliedIndex()).as("never past what the leader committed")
+                            .isLessThanOrEqualTo(cluster.status(leader).orElseThrow().commitIndex())
+                            .isGreaterThanOrEqualTo(previous);
+                    previous = read.appliedIndex();
+                    java.util.Set<String> held = new java.util.HashSet<>();
+                    read.value().forEach(l -> held.add(l.mailboxId()));
+                    long index = read.appliedIndex();
+                    granted.forEach((mailbox, leaseId) -> {
+                        if (leaseId <= index) {
+                            assertThat(held).as("a read at index " + index + " holds the grant at " + leaseId)
+                                    .contains(mailbox);
+                        }
+                    });
+                    if (index >= last) {
+                        assertThat(held).containsAll(granted.keySet());
+                        break;
+                    }
+                    assertThat(System.nanoTime() - deadline).as("the follower catches up to " + last + " (at "
+                            + index + ", leader at " + leaderCommit + ")").isNegative();
+                }
+                // idle: exactly what the follower applied, which is what the leader committed
+                String lead = leader;
+                TestingCluster.await(PATIENCE, () -> cluster.node(follower).appliedIndex()
+                        >= cluster.node(lead).appliedIndex(), "the follower applies everything");
+                dev.mailbox.coordination.StaleRead<List<NamespaceInfo>> namespaces = direct.namespaces().listStale();
+                assertThat(namespaces.value()).extracting(NamespaceInfo::name).contains("stale");
+                assertThat(namespaces.appliedIndex()).isEqualTo(cluster.node(follower).appliedIndex())
+                        .isLessThanOrEqualTo(cluster.status(leader).orElseThrow().commitIndex());
+            }
+        }
+    }
 }

@@ -301,7 +301,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             out.onError(invalid(bad));
             return;
         }
-        read(consistency(r.getConsistency(), "list-leases"), Query.newBuilder().setListLeases(ListLeases.newBuilder()
+        Consistency consistency = consistency(r.getConsistency(), "list-leases");
+        long applied = staleIndex(consistency);
+        read(consistency, Query.newBuilder().setListLeases(ListLeases.newBuilder()
                 .setNamespace(r.getNamespace())).build()).whenComplete((bytes, e) -> {
                     if (e != null) {
                         out.onError(unavailable(e));
@@ -309,7 +311,7 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
                     }
                     try {
                         answer(out, ListLeasesReply.newBuilder().addAllLeases(LeaseList.parseFrom(bytes).getLeasesList())
-                                .build());
+                                .setAppliedIndex(applied).build());
                     } catch (InvalidProtocolBufferException x) {
                         out.onError(internal("unreadable lease list: " + x.getMessage()));
                     }
@@ -526,7 +528,19 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
 
     @Override
     public void listNamespaces(ListNamespacesRequest r, StreamObserver<ListNamespacesReply> out) {
-        view(consistency(r.getConsistency(), "list-namespaces"), View.Kind.NAMESPACES, "", ListNamespacesReply.parser(), out);
+        Consistency consistency = consistency(r.getConsistency(), "list-namespaces");
+        long applied = staleIndex(consistency);
+        view(consistency, View.Kind.NAMESPACES, "", ListNamespacesReply.parser(), out,
+                m -> answer(out, m.toBuilder().setAppliedIndex(applied).build()));
+    }
+
+    /**
+     * How fresh a STALE read's answer is at least: this node's applied index, taken before the read (what
+     * it has applied only grows, so the answer holds at least this much). 0 for a leader read, whose
+     * answer is as fresh as the leader's commit.
+     */
+    private long staleIndex(Consistency consistency) {
+        return consistency == Consistency.STALE ? Math.max(node.appliedIndex(), 0) : 0;
     }
 
     @Override

@@ -63,13 +63,32 @@ public final class LeaseStateMachine extends BaseStateMachine {
 
     private volatile @Nullable RaftServer server;
     private final Health health;
+    private final RaftEvents events;
 
     /**
      * @param health told when Ratis reports that this node's log can no longer be written, and of an
      *               {@link Error} while applying a command
      */
     public LeaseStateMachine(Health health) {
+        this(health, RaftEvents.NONE);
+    }
+
+    /**
+     * @param health told when Ratis reports that this node's log can no longer be written, and of an
+     *               {@link Error} while applying a command
+     * @param events told of leader changes, writes applied on the leader and snapshots
+     */
+    public LeaseStateMachine(Health health, RaftEvents events) {
         this.health = health;
+        this.events = events;
+    }
+
+    @Override
+    public void notifyLeaderChanged(org.apache.ratis.protocol.RaftGroupMemberId member,
+                                    org.apache.ratis.protocol.RaftPeerId newLeaderId) {
+        if (newLeaderId != null) { // Ratis may say "no leader" too: that is no change of leader yet
+            events.leaderChanged(newLeaderId.toString());
+        }
     }
 
     @Override
@@ -168,11 +187,23 @@ public final class LeaseStateMachine extends BaseStateMachine {
     @Override
     public long takeSnapshot() throws IOException {
         synchronized (snapshotting) {
-            return takeSnapshotAlone();
+            long start = System.nanoTime();
+            try {
+                return takeSnapshotAlone(start);
+            } catch (IOException | RuntimeException e) {
+                events.snapshotFailed(e);
+                throw e;
+            }
         }
     }
 
-    private long takeSnapshotAlone() throws IOException {
+    /** @return the log index of the latest snapshot on disk, or -1 if there is none */
+    public long snapshotIndex() {
+        SingleFileSnapshotInfo latest = storage.getLatestSnapshot();
+        return latest == null ? -1 : latest.getIndex();
+    }
+
+    private long takeSnapshotAlone(long start) throws IOException {
         lock.readLock().lock();
         try {
             TermIndex last = getLastAppliedTermIndex();
@@ -207,6 +238,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
                 throw e;
             }
             storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
+            events.snapshotTaken(last.getIndex(), System.nanoTime() - start);
             return last.getIndex();
         } finally {
             lock.readLock().unlock();
@@ -222,8 +254,14 @@ public final class LeaseStateMachine extends BaseStateMachine {
             throw new IOException("not a lease command: " + e.getMessage(), e);
         }
         byte[] stamped = StateCodec.encode(command.stamped(System.currentTimeMillis()));
+        // only the leader starts transactions: the time it took the request, for the commit latency
         return TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request)
-                .setLogData(ByteString.copyFrom(stamped)).build();
+                .setLogData(ByteString.copyFrom(stamped)).setStateMachineContext(new Started(System.nanoTime()))
+                .build();
+    }
+
+    /** When the leader took a write (the context of a transaction it started). */
+    private record Started(long nanos) {
     }
 
     @Override
@@ -265,6 +303,9 @@ public final class LeaseStateMachine extends BaseStateMachine {
             }
         } finally {
             lock.writeLock().unlock();
+        }
+        if (trx.getStateMachineContext() instanceof Started started) { // on the leader that took it
+            events.committed(System.nanoTime() - started.nanos());
         }
         return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(outcome.toProto().toByteArray())));
     }

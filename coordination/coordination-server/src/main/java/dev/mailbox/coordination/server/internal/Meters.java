@@ -66,8 +66,38 @@ public final class Meters implements AutoCloseable {
     }
 
     /**
+     * A timer that also publishes a histogram (Prometheus {@code _bucket} series), so that a quantile over
+     * any window and any set of nodes can be computed by the monitoring system ({@code histogram_quantile}),
+     * which client-side percentiles cannot give.
+     *
+     * @param name        its name
+     * @param description what it times
+     * @param min         the shortest time worth a bucket of its own
+     * @param max         the longest
+     * @return the timer, with this node's tag
+     */
+    public Timer histogram(String name, String description, java.time.Duration min, java.time.Duration max) {
+        Timer t = Timer.builder(name).description(description).tags(tags).publishPercentileHistogram()
+                .minimumExpectedValue(min).maximumExpectedValue(max).register(registry);
+        registered.add(t);
+        return t;
+    }
+
+    /**
+     * @param name        a counter's name
+     * @param description what it counts
+     * @return the counter, with this node's tag
+     */
+    public Counter describedCounter(String name, String description) {
+        Counter c = Counter.builder(name).description(description).tags(tags).register(registry);
+        registered.add(c);
+        return c;
+    }
+
+    /**
      * @param name the timer's name, for example {@code mailbox.controlplane.requests}
-     * @return an interceptor that times each call under that name, tagged by method and status code
+     * @return an interceptor that times each call under that name, tagged by method and status code, with
+     *         a histogram (so a p99 per method can be computed by the monitoring system)
      */
     public ServerInterceptor callTimer(String name) {
         // one timer per method and status, looked up once: this runs on every call
@@ -84,7 +114,9 @@ public final class Meters implements AutoCloseable {
                         String code = status.getCode().name();
                         timers.computeIfAbsent(method + "/" + code, k -> {
                             Timer t = Timer.builder(name).tags(tags).tag("method", String.valueOf(method))
-                                    .tag("status", code).register(registry);
+                                    .tag("status", code).publishPercentileHistogram()
+                                    .minimumExpectedValue(java.time.Duration.ofMillis(1))
+                                    .maximumExpectedValue(java.time.Duration.ofSeconds(10)).register(registry);
                             registered.add(t);
                             return t;
                         }).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
