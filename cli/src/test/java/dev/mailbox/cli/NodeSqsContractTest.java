@@ -1,22 +1,18 @@
 package dev.mailbox.cli;
 
-import dev.mailbox.api.Mailbox;
 import dev.mailbox.coordination.ClientSecurity;
 import dev.mailbox.coordination.CoordinationClient;
 import dev.mailbox.coordination.server.Access;
 import dev.mailbox.coordination.server.MailboxNode;
 import dev.mailbox.coordination.server.TestingCluster;
 import dev.mailbox.sqs.SqsMailbox;
-import dev.mailbox.testkit.MailboxContract;
-import dev.mailbox.testkit.MailboxSpec;
+import dev.mailbox.sqs.SqsMailboxContract;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
@@ -34,7 +30,7 @@ import software.amazon.awssdk.services.sqs.SqsClient;
  * mostly wait on whole-second timeouts), each on its own queue.
  */
 @Execution(ExecutionMode.CONCURRENT)
-abstract class NodeSqsContractTest extends MailboxContract {
+abstract class NodeSqsContractTest extends SqsMailboxContract {
 
     static final String KEY_ID = "AKIDNODETCK";
     static final String SECRET = "node-tck-secret";
@@ -111,57 +107,6 @@ abstract class NodeSqsContractTest extends MailboxContract {
                 }
             }
             close.clear();
-        }
-    }
-
-    /** @return the client of the node's endpoint (each subclass starts its node in {@code @BeforeAll}) */
-    abstract SqsClient client();
-
-    @Override
-    protected <T> Mailbox<T> createMailbox(MailboxSpec<T> spec) {
-        SqsMailbox.Builder<T> b = SqsMailbox.builder(spec.name(), spec.codec()).client(client()).createIfMissing(true)
-                .maxMessageBytes(spec.maxMessageBytes());
-        if (spec.capacity() > 0) {
-            b.capacity(spec.capacity());
-        }
-        if (spec.redrivePolicy() != null) {
-            b.redrivePolicy(spec.redrivePolicy());
-        }
-        return b.build();
-    }
-
-    @Override
-    protected <T> Optional<Mailbox<T>> reopen(MailboxSpec<T> spec) {
-        return Optional.of(SqsMailbox.builder(spec.name(), spec.codec()).client(client())
-                .maxMessageBytes(spec.maxMessageBytes()).build());
-    }
-
-    @Override
-    protected void destroy(Mailbox<?> mailbox) {
-        mailbox.close();
-        try {
-            client().deleteQueue(r -> r.queueUrl(((SqsMailbox<?>) mailbox).queueUrl()));
-        } catch (RuntimeException ignored) {
-            // deleted already
-        }
-    }
-
-    @Override
-    protected Duration tick() {
-        return Duration.ofSeconds(1);
-    }
-
-    /** Blocked once the thread is inside the SDK's ReceiveMessage call (a socket read). */
-    @Override
-    protected void awaitBlockedInReceive(Thread thread) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() - deadline < 0 && thread.isAlive()) {
-            for (StackTraceElement frame : thread.getStackTrace()) {
-                if (frame.getMethodName().equals("receiveMessage") && frame.getClassName().contains("SqsClient")) {
-                    return;
-                }
-            }
-            Thread.onSpinWait();
         }
     }
 }

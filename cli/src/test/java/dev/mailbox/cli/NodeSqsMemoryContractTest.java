@@ -24,7 +24,7 @@ class NodeSqsMemoryContractTest extends NodeSqsContractTest {
     }
 
     @Override
-    SqsClient client() {
+    protected SqsClient client() {
         return node.client;
     }
 }

@@ -41,7 +41,7 @@ class NodeSqsRedisContractTest extends NodeSqsContractTest {
     }
 
     @Override
-    SqsClient client() {
+    protected SqsClient client() {
         return node.client;
     }
 }

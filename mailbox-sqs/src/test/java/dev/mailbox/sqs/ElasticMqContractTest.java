@@ -4,10 +4,10 @@ import org.junit.jupiter.api.DisplayName;
 import software.amazon.awssdk.services.sqs.SqsClient;
 
 @DisplayName("SqsMailbox on embedded ElasticMQ meets the Mailbox contract")
-class ElasticMqContractTest extends SqsContractTest {
+class ElasticMqContractTest extends SqsMailboxContract {
 
     @Override
-    SqsClient client() {
+    protected SqsClient client() {
         return SharedElasticMq.client();
     }
 }

@@ -17,15 +17,15 @@ import software.amazon.awssdk.services.sqs.SqsClient;
  */
 @DisplayName("SqsMailbox on an embedded ElasticMQ FIFO queue meets the Mailbox contract")
 @ExtendWith(ElasticMqFifoContractTest.FifoQueuesCannot.class)
-class ElasticMqFifoContractTest extends SqsContractTest {
+class ElasticMqFifoContractTest extends SqsMailboxContract {
 
     @Override
-    SqsClient client() {
+    protected SqsClient client() {
         return SharedElasticMq.client();
     }
 
     @Override
-    boolean fifo() {
+    protected boolean fifo() {
         return true;
     }
 

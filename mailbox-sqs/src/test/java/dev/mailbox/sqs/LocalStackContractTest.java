@@ -15,7 +15,7 @@ import software.amazon.awssdk.services.sqs.SqsClient;
  */
 @Testcontainers(disabledWithoutDocker = true)
 @DisplayName("SqsMailbox on LocalStack meets the Mailbox contract")
-class LocalStackContractTest extends SqsContractTest {
+class LocalStackContractTest extends SqsMailboxContract {
 
     /** 3.8.1 is the last line that starts without an auth token. */
     @Container
@@ -25,7 +25,7 @@ class LocalStackContractTest extends SqsContractTest {
     private static SqsClient client;
 
     @Override
-    synchronized SqsClient client() {
+    protected synchronized SqsClient client() {
         if (client == null) {
             client = SharedElasticMq.newClient(LOCALSTACK.getEndpoint());
         }

@@ -24,7 +24,7 @@ class EndpointInMemoryContractTest extends EndpointContractTest {
     }
 
     @Override
-    SqsClient client() {
+    protected SqsClient client() {
         return client;
     }
 }

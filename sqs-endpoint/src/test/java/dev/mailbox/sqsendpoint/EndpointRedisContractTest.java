@@ -52,7 +52,7 @@ class EndpointRedisContractTest extends EndpointContractTest {
     }
 
     @Override
-    SqsClient client() {
+    protected SqsClient client() {
         return client;
     }
 }

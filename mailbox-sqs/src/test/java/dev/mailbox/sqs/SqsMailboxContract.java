@@ -10,14 +10,19 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
-/** The contract on an SQS endpoint; subclasses say which. */
-abstract class SqsContractTest extends MailboxContract {
+/**
+ * The Mailbox contract through {@link SqsMailbox} on any server that speaks SQS: ElasticMQ and LocalStack here, the
+ * project's own SQS endpoint in {@code sqs-endpoint} and a mailbox node's in {@code cli} (this module's test-jar).
+ * Subclasses give the client of the server under test; each queue is made by {@code createIfMissing} and deleted
+ * after its test.
+ */
+public abstract class SqsMailboxContract extends MailboxContract {
 
     /** @return a client for the endpoint under test */
-    abstract SqsClient client();
+    protected abstract SqsClient client();
 
     /** @return whether the queues under test are FIFO queues */
-    boolean fifo() {
+    protected boolean fifo() {
         return false;
     }
 
