@@ -11,12 +11,9 @@ import dev.mailbox.coordination.server.Access;
 import dev.mailbox.coordination.server.MailboxNode;
 import dev.mailbox.coordination.server.TestingCluster;
 import dev.mailbox.inmemory.InMemoryMailbox;
-import java.io.ByteArrayOutputStream;
-import java.io.OutputStream;
-import java.io.PrintStream;
+import dev.mailbox.testkit.StderrCapture;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -63,17 +60,15 @@ class NodeSqsAccessTest {
             carol  client  remote
             """;
     private static final Map<String, String> TOKENS = new LinkedHashMap<>();
-    private static final ByteArrayOutputStream LOG = new ByteArrayOutputStream();
+    private static StderrCapture captured;
     private static final List<AutoCloseable> CLOSE = new ArrayList<>();
-    private static PrintStream stderr;
     private static TestingCluster cluster;
     private static Mailbox<byte[]> remote;
     private static NodeSqsEndpoint endpoint;
 
     @BeforeAll
     static void start() throws Exception {
-        stderr = System.err;
-        System.setErr(new PrintStream(new Tee(LOG, stderr), true, StandardCharsets.UTF_8));
+        captured = StderrCapture.start();
         StringBuilder tokens = new StringBuilder();
         for (String p : List.of("admin", "front", "owner")) {
             String token = Access.newToken();
@@ -159,7 +154,7 @@ class NodeSqsAccessTest {
         if (cluster != null) {
             cluster.close();
         }
-        System.setErr(stderr);
+        captured.close();
     }
 
     private static String url(String queue) {
@@ -220,7 +215,7 @@ class NodeSqsAccessTest {
         assertThat(count("billing")).as("nothing sent, purged or deleted").isEqualTo(1);
         ADMIN.deleteMessage(r -> r.queueUrl(url).receiptHandle(held.get(0).receiptHandle()));
         assertThat(count("billing")).isZero();
-        assertThat(LOG.toString(StandardCharsets.UTF_8))
+        assertThat(captured.text())
                 .contains("audit principal=alice action=sqs:SendMessage target=billing outcome=REFUSED")
                 .contains("audit principal=alice action=sqs:DeleteMessage target=billing outcome=REFUSED")
                 .doesNotContain("alice-secret").doesNotContain("sneaky");
@@ -246,7 +241,7 @@ class NodeSqsAccessTest {
                 QueueAttributeName.VISIBILITY_TIMEOUT, QueueAttributeName.DELAY_SECONDS)).attributesAsStrings())
                 .isEqualTo(before);
         assertThat(ADMIN.listQueueTags(r -> r.queueUrl(url)).tags()).isEmpty();
-        assertThat(LOG.toString(StandardCharsets.UTF_8))
+        assertThat(captured.text())
                 .contains("audit principal=alice action=sqs:CreateQueue target=shop-new outcome=REFUSED")
                 .contains("audit principal=alice action=sqs:DeleteQueue target=shop outcome=REFUSED");
     }
@@ -267,33 +262,10 @@ class NodeSqsAccessTest {
         assertDenied(() -> ALICE.deleteMessage(r -> r.queueUrl(url).receiptHandle(got.get(0).receiptHandle())));
         assertDenied(() -> ALICE.purgeQueue(r -> r.queueUrl(url)));
         assertThat(remote.approximateCount()).as("nothing stored, deleted or purged at the owner").isEqualTo(1);
-        assertThat(LOG.toString(StandardCharsets.UTF_8)).as("the owner's audit line names alice, not front")
+        assertThat(captured.text()).as("the owner's audit line names alice, not front")
                 .contains("audit principal=alice action=send target=remote outcome=REFUSED");
 
         CAROL.deleteMessage(r -> r.queueUrl(url).receiptHandle(got.get(0).receiptHandle()));
         assertThat(remote.approximateCount()).isZero();
-    }
-
-    /** Writes to two streams. */
-    private static final class Tee extends OutputStream {
-        private final OutputStream a;
-        private final OutputStream b;
-
-        Tee(OutputStream a, OutputStream b) {
-            this.a = a;
-            this.b = b;
-        }
-
-        @Override
-        public synchronized void write(int x) throws java.io.IOException {
-            a.write(x);
-            b.write(x);
-        }
-
-        @Override
-        public synchronized void write(byte[] bytes, int off, int len) throws java.io.IOException {
-            a.write(bytes, off, len);
-            b.write(bytes, off, len);
-        }
     }
 }

@@ -22,14 +22,12 @@ import dev.mailbox.coordination.server.MailboxNode;
 import dev.mailbox.coordination.server.TestingCluster;
 import dev.mailbox.coordination.wire.DataPlane;
 import dev.mailbox.inmemory.InMemoryMailbox;
+import dev.mailbox.testkit.StderrCapture;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -55,8 +53,7 @@ class AccessTest {
     static Path dir;
 
     private static final Map<String, String> TOKENS = new java.util.LinkedHashMap<>();
-    private static final ByteArrayOutputStream LOG = new ByteArrayOutputStream();
-    private static PrintStream stderr;
+    private static StderrCapture captured;
     private static TestingCluster cluster;
     private static MailboxNode nodeA;
     private static MailboxNode nodeB;
@@ -65,8 +62,7 @@ class AccessTest {
 
     @BeforeAll
     static void start() throws Exception {
-        stderr = System.err;
-        System.setErr(new PrintStream(new TeeStream(LOG, stderr), true, StandardCharsets.UTF_8));
+        captured = StderrCapture.start();
         StringBuilder tokens = new StringBuilder();
         for (String p : List.of("admin", "node-a", "node-b", "r1", "r2", "ca", "cb", "rd", "nobody")) {
             String token = Access.newToken();
@@ -114,7 +110,7 @@ class AccessTest {
             CLOSE.get(i).close();
         }
         cluster.close();
-        System.setErr(stderr);
+        captured.close();
     }
 
     private static ClientSecurity as(String principal) {
@@ -179,7 +175,7 @@ class AccessTest {
                 .withWaitTime(Duration.ofSeconds(2)));
         assertThat(got).extracting(Message::body).containsExactly(secret);
         got.get(0).acknowledge();
-        assertThat(LOG.toString(StandardCharsets.UTF_8)).as("bodies never reach the logs").doesNotContain(secret);
+        assertThat(captured.text()).as("bodies never reach the logs").doesNotContain(secret);
     }
 
     @Test
@@ -241,7 +237,7 @@ class AccessTest {
         admin.namespaces().create("audited", null, Map.of());
         assertThatThrownBy(() -> client("rd").namespaces().create("nope", null, Map.of()))
                 .isInstanceOf(CoordinationException.class);
-        String log = LOG.toString(StandardCharsets.UTF_8);
+        String log = captured.text();
         assertThat(log).contains("audit principal=admin action=CreateNamespace target=audited outcome=OK");
         assertThat(log).contains("audit principal=rd action=CreateNamespace target=nope outcome=REFUSED");
         for (Map.Entry<String, String> t : TOKENS.entrySet()) {
@@ -263,29 +259,6 @@ class AccessTest {
             return e.getStatus().toString();
         } finally {
             ch.shutdownNow();
-        }
-    }
-
-    /** Writes to two streams: the test's capture and the real stderr. */
-    private static final class TeeStream extends java.io.OutputStream {
-        private final java.io.OutputStream a;
-        private final java.io.OutputStream b;
-
-        TeeStream(java.io.OutputStream a, java.io.OutputStream b) {
-            this.a = a;
-            this.b = b;
-        }
-
-        @Override
-        public synchronized void write(int x) throws java.io.IOException {
-            a.write(x);
-            b.write(x);
-        }
-
-        @Override
-        public synchronized void write(byte[] bytes, int off, int len) throws java.io.IOException {
-            a.write(bytes, off, len);
-            b.write(bytes, off, len);
         }
     }
 }

@@ -11,9 +11,7 @@ import dev.mailbox.coordination.QueueInfo;
 import dev.mailbox.coordination.Queues;
 import dev.mailbox.coordination.server.Access;
 import dev.mailbox.coordination.server.TestingCluster;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import dev.mailbox.testkit.StderrCapture;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -43,16 +41,14 @@ class QueueAccessTest {
     static Path dir;
 
     private static final Map<String, String> TOKENS = new LinkedHashMap<>();
-    private static final ByteArrayOutputStream LOG = new ByteArrayOutputStream();
-    private static PrintStream stderr;
+    private static StderrCapture captured;
     private static TestingCluster cluster;
     private static CoordinationClient admin;
     private static final List<AutoCloseable> CLOSE = new ArrayList<>();
 
     @BeforeAll
     static void start() throws Exception {
-        stderr = System.err;
-        System.setErr(new PrintStream(new Tee(LOG, stderr), true, StandardCharsets.UTF_8));
+        captured = StderrCapture.start();
         StringBuilder tokens = new StringBuilder();
         for (String p : List.of("admin", "node-a", "qa", "ca", "rd", "nobody")) {
             String token = Access.newToken();
@@ -83,7 +79,7 @@ class QueueAccessTest {
             CLOSE.get(i).close();
         }
         cluster.close();
-        System.setErr(stderr);
+        captured.close();
     }
 
     private static ClientSecurity as(String principal) {
@@ -159,34 +155,12 @@ class QueueAccessTest {
         assertThat(node.onBehalfOf("ca").list("", "", 10)).containsExactly("a");
         assertThat(node.delete("n-1")).isPresent();
 
-        String log = LOG.toString(StandardCharsets.UTF_8);
+        String log = captured.text();
         assertThat(log).contains("audit principal=\"qa via node-a\" action=CreateQueue target=orders-2 outcome=OK");
         assertThat(log).contains("audit principal=node-a action=DeleteQueue target=n-1 outcome=OK");
         assertThat(log).contains("audit principal=\"ca via node-a\" action=CreateQueue target=a-2 outcome=REFUSED");
         for (Map.Entry<String, String> t : TOKENS.entrySet()) {
             assertThat(log).as("the token of " + t.getKey()).doesNotContain(t.getValue());
-        }
-    }
-
-    private static final class Tee extends java.io.OutputStream {
-        private final java.io.OutputStream a;
-        private final java.io.OutputStream b;
-
-        Tee(java.io.OutputStream a, java.io.OutputStream b) {
-            this.a = a;
-            this.b = b;
-        }
-
-        @Override
-        public synchronized void write(int x) throws java.io.IOException {
-            a.write(x);
-            b.write(x);
-        }
-
-        @Override
-        public synchronized void write(byte[] bytes, int off, int len) throws java.io.IOException {
-            a.write(bytes, off, len);
-            b.write(bytes, off, len);
         }
     }
 }
