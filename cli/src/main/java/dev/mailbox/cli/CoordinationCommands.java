@@ -208,7 +208,7 @@ final class CoordinationCommands {
                 b.access(access);
             }
             MetricsEndpoint endpoint = metricsAt == null ? null
-                    : MetricsEndpoint.start(address(metricsAt, "--metrics"), security.metricsTls(p));
+                    : MetricsEndpoint.start(address(metricsAt, "--metrics"), security.httpsContext(p));
             if (endpoint != null) {
                 b.meterRegistry(endpoint.registry());
             }

@@ -68,6 +68,9 @@ final class NodeCommand {
                 + "namespaces; creating and configuring them is an admin's). "
                 + "Without any the endpoint accepts unsigned requests (refused with --require-security)")
         java.util.List<String> sqsAccessKeys;
+        @Option(names = "--sqs-tls", description = "serve the SQS endpoint over HTTPS with the node's --tls-cert and "
+                + "--tls-key (clients trust the CA that signed it: aws --ca-bundle, boto3 verify=, a JVM trust store)")
+        Boolean sqsTls;
         @picocli.CommandLine.Mixin
         ServerSecurity security;
         @Option(names = "--log-format", paramLabel = "text|json", description = JsonLogProvider.OPTION_HELP)
@@ -125,7 +128,7 @@ final class NodeCommand {
                 }
                 if (metricsAt != null) {
                     endpoint = MetricsEndpoint.start(CoordinationCommands.address(metricsAt, "--metrics"),
-                            security.metricsTls(p));
+                            security.httpsContext(p));
                     b.meterRegistry(endpoint.registry());
                 }
                 node = b.start();
@@ -135,8 +138,16 @@ final class NodeCommand {
                             : java.util.Arrays.stream(p.getProperty("sqs-access-keys", "").split(","))
                             .map(String::trim).filter(k -> !k.isEmpty()).toList();
                     try {
+                        javax.net.ssl.SSLContext https = null;
+                        if (sqsTls != null ? sqsTls : Boolean.parseBoolean(p.getProperty("sqs-tls", "false"))) {
+                            https = security.httpsContext(p);
+                            if (https == null) {
+                                throw new IllegalArgumentException("--sqs-tls serves HTTPS with the node's certificate:"
+                                        + " give --tls-cert and --tls-key (and --tls-ca)");
+                            }
+                        }
                         sqsEndpoint = NodeSqsEndpoint.start(node, store, CoordinationCommands.address(sqsAt, "--sqs-listen"),
-                                keys, asClient, security.require(p), access);
+                                keys, asClient, security.require(p), access, https);
                     } catch (RuntimeException e) {
                         node.close();
                         throw e;

@@ -76,6 +76,26 @@ final class NodeSqsEndpoint implements AutoCloseable {
     static NodeSqsEndpoint start(MailboxNode node, MailboxBackend backend, InetSocketAddress listen,
                                  List<String> keys, ClientSecurity security, boolean requireSecurity,
                                  @Nullable Access access) {
+        return start(node, backend, listen, keys, security, requireSecurity, access, null);
+    }
+
+    /**
+     * @param https the server context to serve HTTPS with (the node's certificate), or null for plain HTTP (beyond
+     *              loopback a warning, or a refusal when {@code requireSecurity})
+     * @see #start(MailboxNode, MailboxBackend, InetSocketAddress, List, ClientSecurity, boolean, Access)
+     */
+    static NodeSqsEndpoint start(MailboxNode node, MailboxBackend backend, InetSocketAddress listen,
+                                 List<String> keys, ClientSecurity security, boolean requireSecurity,
+                                 @Nullable Access access, javax.net.ssl.@Nullable SSLContext https) {
+        if (https == null && !(listen.getAddress() != null ? listen.getAddress().isLoopbackAddress()
+                : listen.getHostString().equals("localhost"))) {
+            String message = "the SQS endpoint listens on " + listen + " without TLS: message bodies and signed requests"
+                    + " cross the network in the clear (add --sqs-tls with the node's --tls-cert)";
+            if (requireSecurity) {
+                throw new IllegalArgumentException("--require-security is on, so " + message);
+            }
+            org.slf4j.LoggerFactory.getLogger(NodeSqsEndpoint.class).warn("UNSECURED: {}", message);
+        }
         Set<Mailbox<byte[]>> opened = ConcurrentHashMap.newKeySet();
         Set<String> hostedHere = ConcurrentHashMap.newKeySet();
         java.util.function.Function<String, Mailbox<byte[]>> opener = name -> {
@@ -97,6 +117,9 @@ final class NodeSqsEndpoint implements AutoCloseable {
         SqsEndpoint.Builder b = SqsEndpoint.builder().queues(acting == null ? queues : acting).listen(listen);
         if (access != null) {
             b.authorizer(new SqsAccessRules(access));
+        }
+        if (https != null) {
+            b.tls(https);
         }
         if (keys.isEmpty()) {
             if (requireSecurity) {

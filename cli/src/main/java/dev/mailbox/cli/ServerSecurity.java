@@ -87,8 +87,8 @@ final class ServerSecurity {
                 tls == null ? null : tls.privateKey(), null, path(tokenFile, p, "token-file"));
     }
 
-    /** @return an HTTPS context for the metrics endpoint, or null for HTTP */
-    javax.net.ssl.@Nullable SSLContext metricsTls(Properties p) {
+    /** @return an HTTPS context from this server's TLS files (metrics, SQS endpoint), or null without them */
+    javax.net.ssl.@Nullable SSLContext httpsContext(Properties p) {
         TlsFiles tls = tls(p);
         return tls == null ? null : dev.mailbox.coordination.internal.Tls.sslContext(tls);
     }
