@@ -238,7 +238,11 @@ class MainLoopTest {
         assertThat(registry.get("mainloop.requests").tag("outcome", "abandoned").counter().count()).isEqualTo(1);
         assertThat(requests.receive(ReceiveOptions.defaults().withWaitTime(Duration.ZERO)))
                 .as("handed back at once").hasSize(1);
+        Thread worker = thread("mainloop-requests-worker-");
         gate.countDown();
+        // the handler now returns: let its worker finish whatever it would do with the result before looking
+        worker.join(TimeUnit.SECONDS.toMillis(30));
+        assertThat(worker.isAlive()).as("the worker ends once its handler returns").isFalse();
         assertThat(responses.sentCount()).as("an abandoned request is never answered by this runner").isZero();
         loop.close();
     }
@@ -273,6 +277,10 @@ class MainLoopTest {
         assertThat(inHandler.await(30, TimeUnit.SECONDS)).isTrue();
 
         runner.interrupt();
+        // the caller's thread, interrupted, stops the loop and drains; only then may the handler finish, or its
+        // worker could take 'b' before the stop is seen
+        Threads.awaitParkedIn(runner, f -> f.getClassName().equals(MainLoop.Slots.class.getName())
+                && f.getMethodName().equals("awaitIdle"), Duration.ofSeconds(30));
         gate.countDown(); // within the grace period
 
         assertThat(keptInterrupt.get(30, TimeUnit.SECONDS)).isTrue();
