@@ -247,6 +247,19 @@ class NodeSqsAccessTest {
     }
 
     @Test
+    @DisplayName("ListDeadLetterSourceQueues names only the source queues the caller may see, like ListQueues")
+    void deadLetterSourcesFiltered() {
+        ADMIN.createQueue(r -> r.queueName("hidden-src").attributesWithStrings(Map.of("RedrivePolicy",
+                "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:shop\",\"maxReceiveCount\":\"5\"}")));
+        String dlq = url("shop");
+
+        assertThat(ADMIN.listDeadLetterSourceQueues(r -> r.queueUrl(dlq)).queueUrls())
+                .anySatisfy(u -> assertThat(u).endsWith("/hidden-src"));
+        assertThat(ALICE.listDeadLetterSourceQueues(r -> r.queueUrl(dlq)).queueUrls())
+                .as("alice may count shop but not hidden-src").noneSatisfy(u -> assertThat(u).endsWith("/hidden-src"));
+    }
+
+    @Test
     @DisplayName("a call forwarded to the node owning the queue is checked there as the key's principal, against the"
             + " owner's rules, not as the forwarding node")
     void forwardedCallCheckedAsTheCaller() {

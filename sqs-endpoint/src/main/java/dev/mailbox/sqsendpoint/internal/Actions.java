@@ -295,6 +295,10 @@ final class Actions {
         while (sources.size() <= limit) {
             List<String> chunk = context.directory.list("", from, MAX_LIST);
             for (String candidate : chunk) {
+                // like ListQueues: a source queue the caller may not see is not named (and not even read)
+                if (!context.authorizer.allows(request.principal(), "ListQueues", candidate)) {
+                    continue;
+                }
                 QueueRecord r = findOrNull(candidate);
                 if (r != null) {
                     QueueAttributes.Redrive redrive = context.settings(r).redrive();
