@@ -110,14 +110,10 @@ final class ReplicatedQueueDirectory implements QueueDirectory, AutoCloseable {
     public boolean delete(String name) {
         boolean existed = call(() -> queues.delete(name)).isPresent();
         if (existed) {
-            // the messages go with the queue: a queue created again under the name starts empty
-            Mailbox<byte[]> target = mailbox(name); // opened as every other use opens it: one per name at a time
-            mailboxes.remove(name, target);
-            try {
-                target.purge();
-            } catch (MailboxException e) {
-                // the record is gone, which is what DeleteQueue promises; messages left behind are unreachable
-            } finally {
+            // the endpoint purged the messages as the deleting caller before it asked (a purge here, after the record
+            // is gone, could empty a queue another node has meanwhile created again); this view is only dropped
+            Mailbox<byte[]> target = mailboxes.remove(name);
+            if (target != null) {
                 target.close();
             }
         }

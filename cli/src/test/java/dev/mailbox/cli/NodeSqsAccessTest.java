@@ -247,6 +247,17 @@ class NodeSqsAccessTest {
     }
 
     @Test
+    @DisplayName("an admin's DeleteQueue takes the messages with it under access rules: the queue created again is empty")
+    void deleteQueueEmptiesIt() {
+        String url = ADMIN.createQueue(r -> r.queueName("gone")).queueUrl();
+        ADMIN.sendMessage(r -> r.queueUrl(url).messageBody("left behind?"));
+        ADMIN.deleteQueue(r -> r.queueUrl(url));
+
+        String again = ADMIN.createQueue(r -> r.queueName("gone")).queueUrl();
+        assertThat(ADMIN.receiveMessage(r -> r.queueUrl(again).waitTimeSeconds(1)).messages()).isEmpty();
+    }
+
+    @Test
     @DisplayName("ListDeadLetterSourceQueues names only the source queues the caller may see, like ListQueues")
     void deadLetterSourcesFiltered() {
         ADMIN.createQueue(r -> r.queueName("hidden-src").attributesWithStrings(Map.of("RedrivePolicy",

@@ -169,6 +169,11 @@ final class Actions {
 
     private ObjectNode deleteQueue(Context.Request request) {
         String name = context.queueName(request);
+        context.record(name);
+        // the messages go first, as the caller's purge: a queue created again under the name starts empty, and
+        // where the mailboxes check rights (a node's data plane) the directory's own view may not purge. If the
+        // purge fails, nothing is deleted and the client retries
+        context.mailbox(name, request.principal()).purge();
         if (!context.directory.delete(name)) {
             throw Context.doesNotExist();
         }
