@@ -8,8 +8,8 @@ import java.util.Objects;
  * says how far: the answering node had applied the replicated log at least up to that index when it
  * read, so the answer reflects every write committed at or below it. Compare it with an index known to
  * be committed ({@link ClusterStatus#commitIndex()} of any node, or the leader's) to bound the staleness:
- * {@code commitIndex - appliedIndex} entries at most were missing. Two stale reads, from any nodes: the
- * one with the higher index saw at least what the other saw.
+ * {@code commitIndex - appliedIndex} entries at most were missing. The index is a lower bound taken before
+ * the read, so it does not order two reads: one that reports a lower index may have seen more.
  *
  * @param value        the answer
  * @param appliedIndex the answering node's applied log index when it read (at least), 0 if it had applied

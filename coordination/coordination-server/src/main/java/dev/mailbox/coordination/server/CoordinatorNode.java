@@ -745,7 +745,15 @@ public final class CoordinatorNode implements AutoCloseable {
         @Override
         public void leaderChanged(String leaderId) {
             leaderChanges.increment();
-            LOG.atInfo().addKeyValue("node_id", id).addKeyValue("leader", leaderId).addKeyValue("term", term())
+            long term;
+            try {
+                term = term();
+            } catch (RuntimeException e) {
+                // the first notice can come while the Raft server is still starting (before this node holds it):
+                // a notification must not throw into Ratis, and the count above is what matters
+                term = -1;
+            }
+            LOG.atInfo().addKeyValue("node_id", id).addKeyValue("leader", leaderId).addKeyValue("term", term)
                     .log("raft leader changed");
         }
 
