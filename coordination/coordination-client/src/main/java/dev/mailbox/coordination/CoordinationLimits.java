@@ -63,8 +63,8 @@ public final class CoordinationLimits {
      * Most queue records a cluster holds. Every record lives in each coordinator's memory and in every
      * snapshot; with typical records (a few hundred bytes) this is some megabytes, inside a backup
      * ({@link #MAX_EXPORTED_STATE_BYTES}). Records filled to every per-record cap (about 52 KB each) would pass
-     * that limit after some 280 queues: then {@code cluster export} refuses, and only the bytes, not this count,
-     * are the limit. There is no cluster-wide byte budget yet.
+     * that limit after some 280 queues: such a backup cannot be imported (nor, past gRPC's message cap, exported), so
+     * the bytes, not this count, are the real limit. There is no cluster-wide byte budget yet.
      */
     public static final int MAX_QUEUES = 10_000;
     /** Most attributes one queue may have set: SQS has about twenty settable ones. */
