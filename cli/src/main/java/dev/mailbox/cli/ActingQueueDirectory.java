@@ -2,9 +2,9 @@ package dev.mailbox.cli;
 
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.Mailbox;
-import dev.mailbox.coordination.ClientSecurity;
 import dev.mailbox.coordination.RemoteMailbox;
 import dev.mailbox.sqsendpoint.QueueDirectory;
+import io.grpc.ManagedChannel;
 import dev.mailbox.sqsendpoint.QueueRecord;
 import dev.mailbox.sqsendpoint.QueueUpdate;
 import java.util.List;
@@ -27,19 +27,17 @@ final class ActingQueueDirectory implements QueueDirectory, AutoCloseable {
     }
 
     private final QueueDirectory queues;
-    private final String nodeAddress;
-    private final ClientSecurity security;
+    private final ManagedChannel channel;
     private final Map<Key, Mailbox<byte[]>> acting = new ConcurrentHashMap<>();
 
     /**
-     * @param queues      the node's directory (records, and the mailbox opened for each queue)
-     * @param nodeAddress the node's data plane
-     * @param security    the node's own credentials on it
+     * @param queues  the node's directory (records, and the mailbox opened for each queue)
+     * @param channel the endpoint's one channel to the node's data plane, with the node's own credentials; shared
+     *                by every acting mailbox (they are cheap views) and closed by the endpoint, not here
      */
-    ActingQueueDirectory(QueueDirectory queues, String nodeAddress, ClientSecurity security) {
+    ActingQueueDirectory(QueueDirectory queues, ManagedChannel channel) {
         this.queues = queues;
-        this.nodeAddress = nodeAddress;
-        this.security = security;
+        this.channel = channel;
     }
 
     @Override
@@ -84,7 +82,7 @@ final class ActingQueueDirectory implements QueueDirectory, AutoCloseable {
     public Mailbox<byte[]> mailbox(String name, String principal) {
         queues.mailbox(name); // the wrapped directory opens (or hosts) the queue's mailbox, or says it is gone
         return acting.computeIfAbsent(new Key(name, principal), k -> RemoteMailbox.builder(name, Codec.bytes())
-                .node(nodeAddress).security(security).onBehalfOf(principal).build());
+                .channel(channel).onBehalfOf(principal).build());
     }
 
     @Override

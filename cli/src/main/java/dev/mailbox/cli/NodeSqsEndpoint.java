@@ -11,6 +11,7 @@ import dev.mailbox.sqsendpoint.AccessKey;
 import dev.mailbox.sqsendpoint.AccessKeyStore;
 import dev.mailbox.sqsendpoint.QueueDirectory;
 import dev.mailbox.sqsendpoint.SqsEndpoint;
+import io.grpc.ManagedChannel;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.util.List;
@@ -36,11 +37,13 @@ final class NodeSqsEndpoint implements AutoCloseable {
     private final MailboxNode node;
     private final Set<String> hostedHere;
     private final @Nullable ActingQueueDirectory acting;
+    private final ManagedChannel channel;
 
     private NodeSqsEndpoint(SqsEndpoint endpoint, Set<Mailbox<byte[]>> opened, MailboxNode node,
-                            Set<String> hostedHere, @Nullable ActingQueueDirectory acting) {
+                            Set<String> hostedHere, @Nullable ActingQueueDirectory acting, ManagedChannel channel) {
         this.endpoint = endpoint;
         this.acting = acting;
+        this.channel = channel;
         this.opened = opened;
         this.node = node;
         this.hostedHere = hostedHere;
@@ -98,14 +101,28 @@ final class NodeSqsEndpoint implements AutoCloseable {
         }
         Set<Mailbox<byte[]>> opened = ConcurrentHashMap.newKeySet();
         Set<String> hostedHere = ConcurrentHashMap.newKeySet();
+        // one channel to the node's own data plane for every queue and caller: the mailboxes on it are views
+        ManagedChannel channel = dev.mailbox.coordination.internal.Tls.channel(node.address(), security)
+                .maxInboundMessageSize(dev.mailbox.coordination.wire.DataPlane.MAX_MESSAGE).build();
+        try {
+            return start(node, backend, listen, keys, requireSecurity, access, https, opened, hostedHere, channel);
+        } catch (RuntimeException | Error e) {
+            channel.shutdownNow();
+            throw e;
+        }
+    }
+
+    private static NodeSqsEndpoint start(MailboxNode node, MailboxBackend backend, InetSocketAddress listen,
+                                         List<String> keys, boolean requireSecurity, @Nullable Access access,
+                                         javax.net.ssl.@Nullable SSLContext https, Set<Mailbox<byte[]>> opened,
+                                         Set<String> hostedHere, ManagedChannel channel) {
         java.util.function.Function<String, Mailbox<byte[]>> opener = name -> {
             boolean routed = node.routingTable().flatMap(t -> t.route(name)).isPresent();
             if (!backend.shared() && !routed && !node.hosted().contains(name)) {
                 node.host(name, backend.open(name));
                 hostedHere.add(name);
             }
-            Mailbox<byte[]> m = RemoteMailbox.builder(name, Codec.bytes()).node(node.address()).security(security)
-                    .build();
+            Mailbox<byte[]> m = RemoteMailbox.builder(name, Codec.bytes()).channel(channel).build();
             opened.add(m);
             return m;
         };
@@ -113,7 +130,7 @@ final class NodeSqsEndpoint implements AutoCloseable {
                 .<QueueDirectory>map(c -> new ReplicatedQueueDirectory(c.queues(), opener))
                 .orElseGet(() -> QueueDirectory.inMemory(opener));
         ActingQueueDirectory acting = access == null ? null
-                : new ActingQueueDirectory(queues, node.address(), security);
+                : new ActingQueueDirectory(queues, channel);
         SqsEndpoint.Builder b = SqsEndpoint.builder().queues(acting == null ? queues : acting).listen(listen);
         if (access != null) {
             b.authorizer(new SqsAccessRules(access));
@@ -137,7 +154,7 @@ final class NodeSqsEndpoint implements AutoCloseable {
             }
             b.credentials(AccessKeyStore.of(parsed));
         }
-        return new NodeSqsEndpoint(b.start(), opened, node, hostedHere, acting);
+        return new NodeSqsEndpoint(b.start(), opened, node, hostedHere, acting, channel);
     }
 
     private static AccessKey key(String spec) {
@@ -160,6 +177,7 @@ final class NodeSqsEndpoint implements AutoCloseable {
             acting.close();
         }
         opened.forEach(Mailbox::close);
+        channel.shutdown();
         for (String name : hostedHere) {
             Mailbox<byte[]> m = node.unhost(name);
             if (m != null) {
