@@ -643,9 +643,32 @@ public final class TestingCluster implements AutoCloseable {
             return this;
         }
 
-        /** @return the cluster, every node started */
+        /**
+         * @return the cluster, every node started (on other ports, up to three tries, when a port picked free was
+         *         taken before its node could bind it)
+         */
         public TestingCluster start() {
-            return new TestingCluster(this).startAll();
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    return new TestingCluster(this).startAll();
+                } catch (RuntimeException e) {
+                    // ports are picked free, then bound by the node a moment later: in between, any outgoing
+                    // connection on the machine may take one from the same ephemeral range
+                    if (attempt >= 3 || !portTaken(e)) {
+                        throw e;
+                    }
+                }
+            }
+        }
+
+        private static boolean portTaken(Throwable e) {
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                String m = String.valueOf(t.getMessage());
+                if (m.contains("Address already in use") || m.contains("Failed to bind")) {
+                    return true;
+                }
+            }
+            return false;
         }
     }
 }
