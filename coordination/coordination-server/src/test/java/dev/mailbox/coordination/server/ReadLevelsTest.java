@@ -5,12 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.mailbox.coordination.CoordinationClient;
 import dev.mailbox.coordination.CoordinationException;
+import dev.mailbox.coordination.Lease;
 import dev.mailbox.coordination.LeaseHolder;
 import dev.mailbox.coordination.ReadConsistency;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.impl.MailboxLeaseProbe;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -80,6 +83,42 @@ class ReadLevelsTest {
                         }
                     }, "a linearizable read once a majority is back");
                 }
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("a leader cut off from both followers, once its lease lapsed, answers neither a LEADER_LEASE read nor "
+            + "a renewal, though Ratis's read index alone would (it skips its heartbeat round when a majority already "
+            + "acknowledged the commit index)")
+    void lapsedLeaseAnswersNothing() throws Exception {
+        // a 30 ms lease (0.01 of 3 s): reads go through the read index, and the leader leads on for seconds after
+        // losing its followers, until it notices
+        try (TestingCluster cluster = TestingCluster.builder().size(3).electionTimeout(ELECTION)
+                .configure(b -> b.leaderLeaseRatio(0.01)).start()) {
+            String leader = cluster.awaitLeader(PATIENCE);
+            try (CoordinationClient atLeader = single(cluster.endpoint(leader))) {
+                Lease lease = atLeader.leases().acquire("lapsed@m1", new LeaseHolder("r1", "node-r1", "127.0.0.1:9"));
+                // read-index rounds that a majority acknowledges at the current commit index
+                for (int i = 0; i < 3; i++) {
+                    assertThat(atLeader.leases().get("lapsed@m1", ReadConsistency.LEADER_LEASE)).isPresent();
+                    atLeader.leases().renew(lease);
+                }
+                for (String id : cluster.nodeIds()) {
+                    if (!id.equals(leader)) {
+                        cluster.kill(id);
+                    }
+                }
+                RaftServer server = cluster.node(leader).raftServer();
+                RaftServer.Division division = server.getDivision(server.getGroupIds().iterator().next());
+                TestingCluster.await(PATIENCE, () -> !MailboxLeaseProbe.holds(division), "the leader's lease lapses");
+                assertThatThrownBy(() -> atLeader.leases().renew(lease)).as("a renewal without a majority")
+                        .isInstanceOfSatisfying(CoordinationException.class,
+                                e -> assertThat(e.reason()).isEqualTo(CoordinationException.Reason.UNAVAILABLE));
+                assertThatThrownBy(() -> atLeader.leases().get("lapsed@m1", ReadConsistency.LEADER_LEASE))
+                        .as("a LEADER_LEASE read without a majority")
+                        .isInstanceOfSatisfying(CoordinationException.class,
+                                e -> assertThat(e.reason()).isEqualTo(CoordinationException.Reason.UNAVAILABLE));
             }
         }
     }

@@ -72,13 +72,70 @@ public final class LeadershipCheck implements AutoCloseable {
 
     /**
      * Confirms with a majority that this node still leads, then waits until it has applied what was committed
-     * when the check began.
+     * when the check began. Concurrent callers share rounds: a caller joins the round that starts next (never
+     * one already under way, which may have begun before its read arrived), so a burst of reads or renewals
+     * on a leader whose lease lapsed costs one round of questions, not one per call.
      *
      * @param applied this node's last applied index, now
      * @return completes when the read may be answered; fails if this node does not lead, or a majority did not
      *         confirm it in time
      */
     public CompletableFuture<Void> confirm(java.util.function.LongSupplier applied) {
+        return nextRound().thenCompose(readIndex -> {
+            CompletableFuture<Void> caughtUp = new CompletableFuture<>();
+            awaitApplied(applied, readIndex, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis),
+                    caughtUp);
+            return caughtUp;
+        });
+    }
+
+    private final Object rounds = new Object();
+    /** The round under way, if any; guarded by {@link #rounds}. */
+    private @org.jspecify.annotations.Nullable CompletableFuture<Long> running;
+    /** Callers waiting for the round after the one under way; guarded by {@link #rounds}. */
+    private @org.jspecify.annotations.Nullable CompletableFuture<Long> waiting;
+
+    /** @return the read index of a round that begins after this call, once a majority confirmed it */
+    private CompletableFuture<Long> nextRound() {
+        synchronized (rounds) {
+            if (running == null) {
+                CompletableFuture<Long> round = startRound();
+                running = round;
+                round.whenComplete((i, e) -> roundEnded()); // may run at once, here: the lock is reentrant
+                return round;
+            }
+            if (waiting == null) {
+                waiting = new CompletableFuture<>();
+            }
+            return waiting;
+        }
+    }
+
+    private void roundEnded() {
+        CompletableFuture<Long> next;
+        CompletableFuture<Long> round;
+        synchronized (rounds) {
+            next = waiting;
+            waiting = null;
+            if (next == null) {
+                running = null;
+                return;
+            }
+            running = startRound();
+            round = running;
+        }
+        round.whenComplete((i, e) -> {
+            if (e != null) {
+                next.completeExceptionally(e);
+            } else {
+                next.complete(i);
+            }
+            roundEnded();
+        });
+    }
+
+    /** One round of questions: completes with the commit index from before it, once a majority confirmed. */
+    private CompletableFuture<Long> startRound() {
         RaftServer.Division division;
         try {
             RaftServer current = server.get();
@@ -128,10 +185,7 @@ public final class LeadershipCheck implements AutoCloseable {
             if (!now.isLeader() || now.getCurrentTerm() != term) {
                 return CompletableFuture.failedFuture(new Unconfirmed("this coordinator stopped leading"));
             }
-            CompletableFuture<Void> caughtUp = new CompletableFuture<>();
-            awaitApplied(applied, readIndex, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis),
-                    caughtUp);
-            return caughtUp;
+            return CompletableFuture.completedFuture(readIndex);
         });
     }
 

@@ -319,13 +319,30 @@ public final class LeaseStateMachine extends BaseStateMachine {
             return CompletableFuture.failedFuture(new IllegalArgumentException("unreadable query: " + e.getMessage(), e));
         }
         LeadershipCheck check = leadershipCheck;
-        CompletableFuture<byte[]> answer = query.getConfirmLeadership() && check != null
+        // a leader read or renewal that Ratis let through on a lapsed lease (its read index may skip the
+        // heartbeat round: see MailboxLeaseProbe) is served only once a majority confirms this node leads
+        boolean confirm = query.getConfirmLeadership() || leadsWithoutLease();
+        CompletableFuture<byte[]> answer = confirm && check != null
                 ? check.confirm(() -> {
                     TermIndex last = getLastAppliedTermIndex();
                     return last == null ? -1 : last.getIndex();
                 }).thenCompose(v -> answer(query, true))
                 : answer(query, true);
         return answer.thenApply(bytes -> Message.valueOf(ByteString.copyFrom(bytes)));
+    }
+
+    /** Whether this node leads while its Raft leader lease does not hold (only a leader's lease matters). */
+    private boolean leadsWithoutLease() {
+        RaftServer s = server;
+        if (s == null) {
+            return false;
+        }
+        try {
+            RaftServer.Division division = s.getDivision(getGroupId());
+            return division.getInfo().isLeader() && !org.apache.ratis.server.impl.MailboxLeaseProbe.holds(division);
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     private volatile @org.jspecify.annotations.Nullable LeadershipCheck leadershipCheck;
