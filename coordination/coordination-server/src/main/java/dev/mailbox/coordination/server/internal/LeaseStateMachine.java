@@ -118,9 +118,18 @@ public final class LeaseStateMachine extends BaseStateMachine {
         }
     }
 
+    /** Snapshots installed from the leader since this state machine started (Ratis reinitializes after each). */
+    private final java.util.concurrent.atomic.AtomicLong installed = new java.util.concurrent.atomic.AtomicLong();
+
+    /** @return how many snapshots this node installed from the leader since it started */
+    public long snapshotsInstalled() {
+        return installed.get();
+    }
+
     @Override
     public synchronized void reinitialize() throws IOException {
         load(storage.loadLatestSnapshot()); // not getLatestSnapshot(): that one is cached from before the install
+        installed.incrementAndGet();
         if (getLifeCycleState() == LifeCycle.State.PAUSED) {
             getLifeCycle().transition(LifeCycle.State.STARTING);
             getLifeCycle().transition(LifeCycle.State.RUNNING);
@@ -282,7 +291,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
         Outcome outcome;
         lock.writeLock().lock();
         try {
-            outcome = table.apply(entry.getIndex(), entry.getTerm(), decoded.command(), decoded.format() > 0);
+            outcome = table.apply(entry.getIndex(), entry.getTerm(), decoded.command(), decoded.format());
             updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
             LeaseTable.RouteChange change = table.lastRouteChange();
             if (change != null) {

@@ -53,6 +53,16 @@ public final class LeaseTable {
     private final TreeMap<String, LeasePolicy> policies = new TreeMap<>();
     /** The request id of the acquire that made each live lease's current epoch. */
     private final TreeMap<String, String> requestIds = new TreeMap<>();
+    /**
+     * Per live lease, the request ids of its runner's earlier acquires of it, newest first (format 5 on): a
+     * late copy of one of them (a write forwarded or retried after a newer acquire was answered) is refused,
+     * where it would otherwise raise the epoch and fence the runner's newer incarnation.
+     */
+    private final TreeMap<String, List<String>> superseded = new TreeMap<>();
+    /** How many earlier request ids a lease remembers. */
+    static final int MAX_SUPERSEDED = 8;
+    /** The format of the entry being applied; not replicated state. */
+    private int entryFormat = StateCodec.FORMAT;
     /** The holder secret hash of each live lease whose holder has one (format 2 on). */
     private final TreeMap<String, String> secretHashes = new TreeMap<>();
     /** Registered nodes; whether each is up is its registration lease's state. */
@@ -92,6 +102,22 @@ public final class LeaseTable {
      * @return what it came to; a refusal changes nothing but the applied index and time
      */
     public Outcome apply(long index, long term, Command command, boolean validate) {
+        return apply(index, term, command, validate ? StateCodec.FORMAT : 0);
+    }
+
+    /**
+     * Applies one committed command as the format of its entry says (see {@link #apply(long, long, Command,
+     * boolean)} for what format 0 changes; format 5 on, a late copy of a runner's earlier acquire is refused).
+     *
+     * @param index   the command's log index
+     * @param term    the term of the log entry that carries it
+     * @param command the command
+     * @param format  the format its entry was written in
+     * @return what it came to; a refusal changes nothing but the applied index and time
+     */
+    public Outcome apply(long index, long term, Command command, int format) {
+        boolean validate = format > 0;
+        entryFormat = format;
         if (index <= appliedIndex) {
             throw new IllegalStateException("log index " + index + " applied after " + appliedIndex);
         }
@@ -246,6 +272,22 @@ public final class LeaseTable {
                 if (!a.requestId().isEmpty() && a.requestId().equals(requestIds.get(a.mailboxId()))) {
                     return Outcome.ok(held); // the same call, retried: exactly the same answer
                 }
+                List<String> earlier = superseded.getOrDefault(a.mailboxId(), List.of());
+                if (entryFormat >= 5 && !a.requestId().isEmpty() && earlier.contains(a.requestId())) {
+                    return Outcome.refused(held, "a late copy of an earlier acquire of mailbox '" + a.mailboxId()
+                            + "' by runner '" + a.runnerId() + "' (request " + a.requestId() + "): the runner has "
+                            + "acquired it again since (lease " + held.leaseId() + ", epoch " + held.epoch()
+                            + "); nothing changed");
+                }
+                if (entryFormat >= 5) {
+                    String before = requestIds.getOrDefault(a.mailboxId(), "");
+                    if (!before.isEmpty()) {
+                        List<String> kept = new ArrayList<>(MAX_SUPERSEDED);
+                        kept.add(before);
+                        earlier.stream().limit(MAX_SUPERSEDED - 1).forEach(kept::add);
+                        superseded.put(a.mailboxId(), List.copyOf(kept));
+                    }
+                }
                 // the same runner again (a retry, or after a reconnect): it keeps the lease, under a new
                 // epoch, so whatever its earlier incarnation still has in flight (a release, a write
                 // fenced with the old epoch) is refused when it lands
@@ -266,6 +308,7 @@ public final class LeaseTable {
         }
         current.put(a.mailboxId(), lease);
         requestIds.put(a.mailboxId(), a.requestId());
+        superseded.remove(a.mailboxId());
         if (a.secretHash().isEmpty()) {
             secretHashes.remove(a.mailboxId());
         } else {
@@ -286,6 +329,7 @@ public final class LeaseTable {
         Lease ended = copy(held, to, held.epoch(), time);
         current.put(mailboxId, ended);
         requestIds.remove(mailboxId);
+        superseded.remove(mailboxId);
         secretHashes.remove(mailboxId);
         return Outcome.ok(ended);
     }
@@ -305,6 +349,7 @@ public final class LeaseTable {
         Lease revoking = copy(held, LeaseState.REVOKING, held.epoch() + 1, 0);
         current.put(mailboxId, revoking);
         requestIds.remove(mailboxId);
+        superseded.remove(mailboxId);
         secretHashes.remove(mailboxId);
         return Outcome.ok(revoking);
     }
@@ -445,6 +490,7 @@ public final class LeaseTable {
         history.addAll(imported.history);
         policies.putAll(imported.policies);
         requestIds.putAll(imported.requestIds);
+        superseded.putAll(imported.superseded);
         secretHashes.putAll(imported.secretHashes);
         nodes.putAll(imported.nodes);
         namespaces.putAll(imported.namespaces);
@@ -699,8 +745,19 @@ public final class LeaseTable {
         history.addLast(lease);
     }
 
-    void restoreRequestId(String mailboxId, String requestId) {
+    void restoreRequestId(String mailboxId, String requestId, List<String> earlier) {
         requestIds.put(mailboxId, requestId);
+        if (!earlier.isEmpty()) {
+            superseded.put(mailboxId, List.copyOf(earlier));
+        }
+    }
+
+    /**
+     * @param mailboxId a mailbox
+     * @return the request ids of its runner's earlier acquires of its live lease, newest first (format 5 on)
+     */
+    List<String> superseded(String mailboxId) {
+        return superseded.getOrDefault(mailboxId, List.of());
     }
 
     void restoreSecretHash(String mailboxId, String sha256) {

@@ -136,7 +136,7 @@ final class LegacyFormat {
         }
         int ids = in.readInt();
         for (int i = 0; i < ids; i++) {
-            table.restoreRequestId(in.readUTF(), in.readUTF());
+            table.restoreRequestId(in.readUTF(), in.readUTF(), List.of());
         }
         long routesRevision = in.readLong();
         int nodes = in.readInt();

@@ -41,7 +41,7 @@ import java.util.TreeMap;
 public final class StateCodec {
 
     /** The format this coordinator writes, and the newest it reads. */
-    public static final int FORMAT = 4;
+    public static final int FORMAT = 5;
 
     private StateCodec() {
     }
@@ -202,7 +202,7 @@ public final class StateCodec {
         }
         for (Map.Entry<String, String> r : table.requestIds().entrySet()) {
             writeRecord(coded, SnapshotRecord.newBuilder().setRequestId(RequestId.newBuilder().setMailboxId(r.getKey())
-                    .setRequestId(r.getValue())).build());
+                    .setRequestId(r.getValue()).addAllSuperseded(table.superseded(r.getKey()))).build());
             records++;
         }
         for (Map.Entry<String, String> h : table.secretHashes().entrySet()) {
@@ -271,7 +271,7 @@ public final class StateCodec {
                 case LEASE -> table.restoreLease(Protos.fromProto(r.getLease()));
                 case HISTORY -> table.restoreHistory(Protos.fromProto(r.getHistory()));
                 case REQUEST_ID -> table.restoreRequestId(r.getRequestId().getMailboxId(),
-                        r.getRequestId().getRequestId());
+                        r.getRequestId().getRequestId(), r.getRequestId().getSupersededList());
                 case NODE -> table.restoreNode(Protos.fromProto(r.getNode()));
                 case HOLDER_SECRET -> table.restoreSecretHash(r.getHolderSecret().getMailboxId(),
                         r.getHolderSecret().getSha256());

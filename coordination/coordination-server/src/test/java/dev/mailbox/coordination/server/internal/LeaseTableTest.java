@@ -100,8 +100,55 @@ class LeaseTableTest {
         Outcome next = apply(new Command.Acquire("retry@n1", "runner-a", "n", "a:1", 0, "call-2", 1_200));
         assertThat(next.lease().epoch()).isEqualTo(first.lease().epoch() + 1);
         Outcome lateRetry = apply(new Command.Acquire("retry@n1", "runner-a", "n", "a:1", 0, "call-1", 1_300));
-        assertThat(lateRetry.lease().epoch()).as("an old call's retry is a new incarnation too")
-                .isEqualTo(next.lease().epoch() + 1);
+        assertThat(lateRetry.code()).as("a late copy of the earlier call (format 5 on)")
+                .isEqualTo(Outcome.Code.FAILED_PRECONDITION);
+        assertThat(lateRetry.message()).contains("late copy").contains("request call-1").contains("epoch 2");
+        assertThat(table.get("retry@n1")).as("nothing changed: the newer incarnation keeps its epoch")
+                .isEqualTo(next.lease());
+        Outcome third = apply(new Command.Acquire("retry@n1", "runner-a", "n", "a:1", 0, "call-3", 1_400));
+        assertThat(third.lease().epoch()).as("a new call still gets a new epoch").isEqualTo(3);
+        for (String old : List.of("call-1", "call-2")) {
+            assertThat(apply(new Command.Acquire("retry@n1", "runner-a", "n", "a:1", 0, old, 1_500)).code())
+                    .as("every earlier call of this holding is remembered: " + old)
+                    .isEqualTo(Outcome.Code.FAILED_PRECONDITION);
+        }
+        Lease held = table.get("retry@n1");
+        apply(new Command.Release("retry@n1", held.leaseId(), held.epoch(), 1_600));
+        Outcome fresh = apply(new Command.Acquire("retry@n1", "runner-a", "n", "a:1", 0, "call-1", 1_700));
+        assertThat(fresh.isOk()).as("a released lease forgets them: the mailbox is granted anew").isTrue();
+    }
+
+    @Test
+    @DisplayName("entries of format 4 and older keep their old meaning on replay: an old call's copy raises the epoch, "
+            + "and nothing is remembered for it")
+    void lateCopyBeforeFormat5() {
+        Outcome first = table.apply(++index, 1, new Command.Acquire("old@n1", "runner-a", "n", "a:1", 0, "call-1",
+                1_000), 4);
+        Outcome next = table.apply(++index, 1, new Command.Acquire("old@n1", "runner-a", "n", "a:1", 0, "call-2",
+                1_100), 4);
+        assertThat(table.superseded("old@n1")).isEmpty();
+        Outcome late = table.apply(++index, 1, new Command.Acquire("old@n1", "runner-a", "n", "a:1", 0, "call-1",
+                1_200), 4);
+        assertThat(late.lease().epoch()).isEqualTo(next.lease().epoch() + 1).isEqualTo(first.lease().epoch() + 2);
+    }
+
+    @Test
+    @DisplayName("a snapshot keeps the earlier request ids, at most 8, newest first: a late copy is refused after a "
+            + "restart too")
+    void supersededInSnapshot() throws IOException {
+        for (int i = 1; i <= 10; i++) {
+            assertThat(apply(new Command.Acquire("snap@n1", "runner-a", "n", "a:1", 0, "call-" + i, 1_000 + i))
+                    .isOk()).isTrue();
+        }
+        assertThat(table.superseded("snap@n1")).containsExactly("call-9", "call-8", "call-7", "call-6", "call-5",
+                "call-4", "call-3", "call-2");
+        byte[] bytes = bytes(table);
+        LeaseTable restored = LeaseTable.readFrom(new ByteArrayInputStream(bytes));
+        assertThat(bytes(restored)).isEqualTo(bytes);
+        Command late = new Command.Acquire("snap@n1", "runner-a", "n", "a:1", 0, "call-4", 2_000);
+        assertThat(restored.apply(index + 1, 1, late).code()).isEqualTo(Outcome.Code.FAILED_PRECONDITION);
+        Command older = new Command.Acquire("snap@n1", "runner-a", "n", "a:1", 0, "call-1", 2_000);
+        assertThat(restored.apply(index + 2, 1, older).lease().epoch()).as("beyond the 8 remembered").isEqualTo(11);
     }
 
     @Test
