@@ -91,6 +91,10 @@ public final class CoordinatorNode implements AutoCloseable {
     /** How much a data dir must take before a node whose log failed tries its Raft server again. */
     private static final int SPACE_PROBE_BYTES = LOG_PREALLOCATION_BYTES + (1 << 20);
     private static final long PROBE_MILLIS = 1_000;
+    /** The default size of a Raft log file (Ratis's own default). */
+    static final long DEFAULT_LOG_SEGMENT_BYTES = 32L << 20;
+    /** The smallest log file size a node accepts. */
+    static final long MIN_LOG_SEGMENT_BYTES = 4L << 10;
     /** The default shortest election timeout. */
     static final Duration DEFAULT_ELECTION_TIMEOUT_MIN = Duration.ofMillis(300);
     /** The default longest election timeout. */
@@ -194,7 +198,12 @@ public final class CoordinatorNode implements AutoCloseable {
         RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, b.snapshotRetention);
         // the log before a snapshot is dropped, so a restart really starts from the snapshot
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
-        RaftServerConfigKeys.Log.setPreallocatedSize(p, org.apache.ratis.util.SizeInBytes.valueOf(LOG_PREALLOCATION_BYTES));
+        RaftServerConfigKeys.Log.setPreallocatedSize(p,
+                org.apache.ratis.util.SizeInBytes.valueOf(Math.min(LOG_PREALLOCATION_BYTES, b.logSegmentBytes)));
+        // a snapshot deletes the closed segments before it, and only once it is this many entries past the last
+        // deletion (Ratis's default, 1,024, would keep the whole log of a cluster that snapshots more often)
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, org.apache.ratis.util.SizeInBytes.valueOf(b.logSegmentBytes));
+        RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(1_024, b.snapshotEvery));
         // the largest entry is an imported backup: the leader must be able to send it to a follower in one
         // piece, and Ratis wants its write buffer (a direct buffer per node) to hold what it sends
         RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p,
@@ -907,6 +916,7 @@ public final class CoordinatorNode implements AutoCloseable {
         private double leaderLeaseRatio = 0.9;
         private long snapshotEvery = 10_000;
         private int snapshotRetention = 2;
+        private long logSegmentBytes = DEFAULT_LOG_SEGMENT_BYTES;
         private final java.util.EnumMap<ReadOperation, dev.mailbox.coordination.ReadConsistency> reads =
                 new java.util.EnumMap<>(ReadOperation.class);
         private int maxWatchBacklog = 1_000;
@@ -1129,6 +1139,25 @@ public final class CoordinatorNode implements AutoCloseable {
          */
         public Builder snapshotEvery(long entries) {
             this.snapshotEvery = requireSnapshotEvery(entries);
+            return this;
+        }
+
+        /**
+         * How large a file of the Raft log grows before the next one starts. The log before a snapshot is
+         * deleted a whole file at a time, so smaller files free disk sooner after each snapshot, and a
+         * member that was away longer than the log kept catches up by installing the leader's snapshot.
+         *
+         * @param bytes at least 4 KiB (default 32 MiB); an entry larger than this (an imported backup) gets
+         *              a file of its own
+         * @return this builder
+         * @throws IllegalArgumentException if it is under 4 KiB
+         */
+        public Builder logSegmentSize(long bytes) {
+            if (bytes < MIN_LOG_SEGMENT_BYTES) {
+                throw new IllegalArgumentException("logSegmentSize must be at least " + MIN_LOG_SEGMENT_BYTES
+                        + " bytes, was " + bytes);
+            }
+            this.logSegmentBytes = bytes;
             return this;
         }
 

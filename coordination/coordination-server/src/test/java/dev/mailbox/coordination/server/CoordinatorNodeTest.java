@@ -169,7 +169,8 @@ class CoordinatorNodeTest {
     @Test
     @DisplayName("a node that missed more than the leader's log keeps gets the leader's snapshot and catches up")
     void installSnapshotFromLeader() {
-        try (TestingCluster cluster = TestingCluster.builder().size(3).snapshotEvery(20).start()) {
+        try (TestingCluster cluster = TestingCluster.builder().size(3).snapshotEvery(20)
+                .configure(b -> b.logSegmentSize(4 << 10)).start()) {
             String leader = cluster.awaitLeader(PATIENCE);
             String away = leader; // a node that led before, in this JVM
             CoordinationClient c = cluster.client();
@@ -190,6 +191,8 @@ class CoordinatorNodeTest {
             cluster.start(away);
             long target = cluster.node(cluster.awaitLeader(PATIENCE)).appliedIndex();
             TestingCluster.await(PATIENCE, () -> cluster.node(away).appliedIndex() >= target, away + " catches up to " + target);
+            assertThat(cluster.node(away).stateMachine().snapshotsInstalled()).as("caught up by a snapshot install")
+                    .isPositive();
             cluster.awaitIdenticalState(PATIENCE, away, cluster.awaitLeader(PATIENCE));
             assertThat(acquire(c, "inst@after", "r").state()).isEqualTo(LeaseState.ACTIVE);
             long next = cluster.node(cluster.awaitLeader(PATIENCE)).appliedIndex();

@@ -44,6 +44,7 @@ class LeaseHistoryTest {
     private static final long SEED = Long.getLong("history.seed", 20261122L);
     private static final long SECONDS = Long.getLong("history.seconds", 20L);
     private static final int WORKERS = 8;
+    private static final long SNAPSHOT_EVERY = Long.getLong("history.snapshotEvery", 50L);
     private static final List<String> MAILBOXES = List.of("h@m0", "h@m1", "h@m2", "h@m3");
     private static final Duration TTL = Duration.ofMillis(1_000);
     private static final Duration HEARTBEAT = Duration.ofMillis(250);
@@ -71,12 +72,15 @@ class LeaseHistoryTest {
     private final Queue<Probe> probes = new ConcurrentLinkedQueue<>();
     private final Queue<Refusal> refusals = new ConcurrentLinkedQueue<>();
     private final AtomicInteger unavailable = new AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicLong installs = new java.util.concurrent.atomic.AtomicLong();
     private List<Lease> ended = List.of();
 
     @Test
     @DisplayName("random leader kills and restarts: one holder per mailbox, stale epochs refused, nothing expires early")
     void history() throws Exception {
-        try (TestingCluster cluster = TestingCluster.builder().size(3).snapshotEvery(10_000).start()) {
+        // frequent snapshots: a node restarted behind the leader's purged log catches up by installing one
+        try (TestingCluster cluster = TestingCluster.builder().size(3).snapshotEvery(SNAPSHOT_EVERY)
+                .configure(b -> b.logSegmentSize(4 << 10)).start()) {
             cluster.awaitLeader(PATIENCE);
             try (CoordinationClient admin = cluster.client()) {
                 admin.namespaces().setPolicy("h", new LeasePolicy(TTL, HEARTBEAT, Duration.ofMillis(300)));
@@ -100,6 +104,10 @@ class LeaseHistoryTest {
             ended = cluster.node(leader).stateMachine().snapshotTable().history();
             check(kills);
             cluster.awaitIdenticalState(PATIENCE);
+            cluster.nodeIds().stream().filter(cluster::isRunning)
+                    .forEach(id -> installs.addAndGet(cluster.node(id).stateMachine().snapshotsInstalled()));
+            System.out.printf("history: %d node stops, %d snapshots installed from the leader%n", kills, installs.get());
+            assertThat(installs.get()).as("restarted nodes caught up by installing the leader's snapshot").isPositive();
         }
     }
 
@@ -183,9 +191,15 @@ class LeaseHistoryTest {
             }
             List<String> ids = new ArrayList<>(cluster.nodeIds().stream().filter(cluster::isRunning).toList());
             String victim = rnd.nextInt(10) < 7 ? leader : ids.get(rnd.nextInt(ids.size()));
+            installs.addAndGet(cluster.node(victim).stateMachine().snapshotsInstalled()); // its count ends with it
             cluster.stop(victim);
             kills++;
             pause(400 + rnd.nextInt(800));
+            for (String id : cluster.nodeIds()) {
+                if (cluster.isRunning(id)) {
+                    cluster.node(id).takeSnapshot(); // the log before it goes: the victim must install a snapshot
+                }
+            }
             cluster.start(victim);
         }
         return kills;
