@@ -33,6 +33,9 @@ import java.util.function.Function;
  */
 final class ControlPlaneCalls implements AutoCloseable {
 
+    /** At DEBUG: each failed attempt and each search for the leader, with timings (where failover time goes). */
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ControlPlaneCalls.class);
+
     /** The largest reply this client takes from a coordinator. */
     static final int MAX_REPLY_BYTES = 64 << 20;
 
@@ -186,6 +189,9 @@ final class ControlPlaneCalls implements AutoCloseable {
                         ? new CoordinationException(CoordinationException.Reason.UNAVAILABLE, "coordinator "
                                 + endpoints.get(index) + " did not answer while another one leads", t)
                         : failure(t, index);
+                if (LOG.isDebugEnabled()) {
+                    LOG.debug("attempt {} at {} failed: {}", attempt, endpoints.get(index), e.getMessage());
+                }
                 if (!e.isRetryable() || attempt >= maxAttempts || scheduler.isShutdown()) {
                     result.completeExceptionally(e);
                     return;
@@ -242,7 +248,13 @@ final class ControlPlaneCalls implements AutoCloseable {
     private <R> void retryAtLeader(Function<ControlPlaneGrpc.ControlPlaneFutureStub, ListenableFuture<R>> rpc,
                                    long attemptMillis, int attempt, CompletableFuture<R> result,
                                    CoordinationException last, boolean abandonStalled, long searchUntil) {
+        long asked = System.nanoTime();
         discoverLeader().whenComplete((found, ignored) -> {
+            if (LOG.isDebugEnabled()) {
+                LOG.debug("leader search: {} after {} ms (now at {})", Boolean.TRUE.equals(found) ? "found" : "none",
+                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - asked),
+                        endpoints.get(Math.floorMod(current.get(), channels.size())));
+            }
             try {
                 boolean searching = System.nanoTime() - searchUntil < 0 && channels.size() > 1;
                 if (Boolean.TRUE.equals(found)) {
