@@ -54,7 +54,9 @@ public interface Leases {
     /**
      * Acquires a mailbox's lease; every retry of this one call (by the client or, with the same
      * {@code requestId}, by the caller) gets the first attempt's answer, so a retry after a lost reply
-     * does not start a new epoch.
+     * does not start a new epoch. Once the same runner has acquired the mailbox again under another request
+     * id, a late copy of this call (a coordinator may still be forwarding an attempt the client gave up on)
+     * is refused with FAILED_PRECONDITION and changes nothing, rather than fencing the newer acquire.
      *
      * @param mailboxId the mailbox
      * @param holder    who holds it
