@@ -92,6 +92,7 @@ class OperationsConfigTest {
                     cluster.stop(id);
                 }
             }
+            LeaderLeases.awaitLapsed(cluster, survivor, PATIENCE);
             try (CoordinationClient alone = CoordinationClient.builder().endpoint(cluster.endpoint(survivor))
                     .callTimeout(Duration.ofSeconds(2)).maxAttempts(1).build()) {
                 assertThat(alone.leases().get("ops@m1")).get()

@@ -54,6 +54,8 @@ import org.junit.jupiter.api.io.TempDir;
 class PartitionTest {
 
     private static final List<String> IDS = List.of("n1", "n2", "n3");
+    /** The shortest election timeout of the coordinators (the longest is twice it). */
+    private static final long ELECTION_MS = Long.getLong("partition.electionMs", 300);
     private static final LeasePolicy POLICY = new LeasePolicy(Duration.ofSeconds(4), Duration.ofSeconds(1),
             Duration.ofSeconds(1));
 
@@ -82,7 +84,7 @@ class PartitionTest {
             cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
                     "-cp", System.getProperty("java.class.path"), CoordinatorProcess.class.getName()));
             cmd.addAll(CoordinatorProcess.arguments(id, "partition", dir.resolve(id),
-                    new java.net.InetSocketAddress(net.address(id), 7100), Duration.ofMillis(300), 200,
+                    new java.net.InetSocketAddress(net.address(id), 7100), Duration.ofMillis(ELECTION_MS), 200,
                     CoordinatorNode.ClusterState.NEW, raft));
             Path log = dir.resolve(id + ".log");
             processes.put(id, new ProcessBuilder(cmd).redirectErrorStream(true)
@@ -208,6 +210,64 @@ class PartitionTest {
             }
         });
         awaitIdenticalState(Duration.ofSeconds(60));
+    }
+
+    @Test
+    @DisplayName("timed isolations of the leader (a benchmark, run by -Dpartition.isolations=N): one acquire with the "
+            + "client's own retries, from the cut to its answer")
+    void isolationTimings() throws Exception {
+        int runs = Integer.getInteger("partition.isolations", 0);
+        Assumptions.assumeTrue(runs > 0, "timed isolations run only when asked: -Dpartition.isolations=20");
+        List<Long> elected = new ArrayList<>();
+        List<Long> calls = new ArrayList<>();
+        // a plain client with its defaults (5 s per attempt, 10 attempts), as an application would have
+        try (CoordinationClient client = CoordinationClient.builder().endpoints(new ArrayList<>(endpoints.values()))
+                .build()) {
+            createNamespace(client, "iso", POLICY);
+            for (int k = 0; k < runs; k++) {
+                String leader = awaitLeader();
+                long term = status(leader, false).orElseThrow().getTerm();
+                client.leases().acquire("iso@pre-" + k, new LeaseHolder("probe", "probe-node", "10.0.0.3:1"));
+                List<String> survivors = IDS.stream().filter(id -> !id.equals(leader)).toList();
+                long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                java.util.concurrent.CompletableFuture<Long> newLeader = java.util.concurrent.CompletableFuture
+                        .supplyAsync(() -> {
+                            while (System.nanoTime() - giveUp < 0) {
+                                for (String id : survivors) {
+                                    Optional<ClusterStatusReply> st = status(id, false);
+                                    if (st.isPresent() && "LEADER".equals(st.get().getRole()) && st.get().getTerm() > term) {
+                                        return System.nanoTime();
+                                    }
+                                }
+                                java.util.concurrent.locks.LockSupport.parkNanos(2_000_000); // polling, 2 ms apart
+                            }
+                            throw new IllegalStateException("no survivor led within 60 s of the cut");
+                        });
+                long cut = System.nanoTime();
+                net.isolate(leader);
+                client.leases().acquire("iso@after-" + k, new LeaseHolder("probe", "probe-node", "10.0.0.3:1"));
+                long call = System.nanoTime() - cut;
+                long election = newLeader.get(60, TimeUnit.SECONDS) - cut;
+                calls.add(call);
+                elected.add(election);
+                System.out.printf("partition test [isolations]: %2d: leader %s cut off; a survivor led after %4d ms, "
+                        + "the acquire answered after %4d ms%n", k + 1, leader, TimeUnit.NANOSECONDS.toMillis(election),
+                        TimeUnit.NANOSECONDS.toMillis(call));
+                net.heal(leader);
+                awaitIdenticalState(Duration.ofSeconds(60));
+            }
+        }
+        System.out.printf("partition test [isolations]: %d isolations, election timeout %d-%d ms: cut -> survivor "
+                + "LEADER %s; cut -> acquire answered %s%n", runs, ELECTION_MS, 2 * ELECTION_MS, percentiles(elected),
+                percentiles(calls));
+    }
+
+    private static String percentiles(List<Long> nanos) {
+        long[] ms = nanos.stream().mapToLong(TimeUnit.NANOSECONDS::toMillis).sorted().toArray();
+        java.util.function.IntFunction<Long> at = pct -> ms[Math.min(ms.length - 1,
+                (int) Math.ceil(pct / 100.0 * ms.length) - 1)];
+        return "p50 " + at.apply(50) + " / p90 " + at.apply(90) + " / p99 " + at.apply(99) + " / max "
+                + ms[ms.length - 1] + " ms (all: " + java.util.Arrays.toString(ms) + ")";
     }
 
     /** From the acquire's answer to the loss (or close): when a holder believed it held the lease. */

@@ -302,6 +302,7 @@ class QueueRecordsTest {
                     three.stop(id);
                 }
             }
+            LeaderLeases.awaitLapsed(three, survivor, PATIENCE);
             try (CoordinationClient alone = CoordinationClient.builder().endpoint(three.endpoint(survivor))
                     .callTimeout(Duration.ofSeconds(2)).maxAttempts(1).build()) {
                 assertThat(alone.queues().get("stale-ok")).isPresent();

@@ -12,8 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.impl.MailboxLeaseProbe;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -109,9 +107,7 @@ class ReadLevelsTest {
                         cluster.kill(id);
                     }
                 }
-                RaftServer server = cluster.node(leader).raftServer();
-                RaftServer.Division division = server.getDivision(server.getGroupIds().iterator().next());
-                TestingCluster.await(PATIENCE, () -> !MailboxLeaseProbe.holds(division), "the leader's lease lapses");
+                LeaderLeases.awaitLapsed(cluster, leader, PATIENCE);
                 assertThatThrownBy(() -> atLeader.leases().renew(lease)).as("a renewal without a majority")
                         .isInstanceOfSatisfying(CoordinationException.class,
                                 e -> assertThat(e.reason()).isEqualTo(CoordinationException.Reason.UNAVAILABLE));
