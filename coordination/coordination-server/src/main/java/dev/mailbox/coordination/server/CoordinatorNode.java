@@ -87,7 +87,7 @@ public final class CoordinatorNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CoordinatorNode.class);
     private static final long SWEEP_MILLIS = 50;
     /** Room Ratis takes at once for a log segment (its default, said here so the probe below matches it). */
-    private static final int LOG_PREALLOCATION_BYTES = 4 << 20;
+    private static final int LOG_PREALLOCATION_BYTES = 256 << 10;
     /** How much a data dir must take before a node whose log failed tries its Raft server again. */
     private static final int SPACE_PROBE_BYTES = LOG_PREALLOCATION_BYTES + (1 << 20);
     private static final long PROBE_MILLIS = 1_000;
