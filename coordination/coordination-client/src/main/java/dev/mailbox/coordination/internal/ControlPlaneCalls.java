@@ -50,11 +50,11 @@ final class ControlPlaneCalls implements AutoCloseable {
     private final java.util.Map<String, Integer> endpointOf = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** How long one "who leads?" question to a coordinator may take. */
-    static final long PROBE_MILLIS = 250;
+    static final long PROBE_MILLIS = 150;
     /** How often a client looking for a new leader asks again (with jitter: half to one and a half times). */
     static final long SEARCH_MILLIS = 20;
     /** How long an attempt may go unanswered before the client checks whether another coordinator leads. */
-    static final long STALL_MILLIS = 300;
+    static final long STALL_MILLIS = 150;
     private final ScheduledThreadPoolExecutor scheduler;
 
     ControlPlaneCalls(List<String> endpoints, Duration callTimeout, int maxAttempts, Duration backoff,
@@ -170,7 +170,7 @@ final class ControlPlaneCalls implements AutoCloseable {
         }
         java.util.concurrent.ScheduledFuture<?> stall = !abandonStalled || channels.size() == 1
                 || attemptMillis <= STALL_MILLIS ? null
-                : scheduleQuietly(() -> checkStalled(future, index), STALL_MILLIS);
+                : scheduleQuietly(() -> checkStalled(future, index, false), STALL_MILLIS);
         Futures.addCallback(future, new FutureCallback<>() {
             @Override
             public void onSuccess(R value) {
@@ -209,21 +209,31 @@ final class ControlPlaneCalls implements AutoCloseable {
      * attempt would only end at its deadline (seconds), long after the others elected a new leader. Ask
      * every coordinator who leads; if another one does now and the attempt's own coordinator does not
      * answer at all, give up on this attempt (it fails as UNAVAILABLE and is retried at the leader).
+     *
+     * @param wasSilent whether the attempt's coordinator left the previous whole round unanswered: then the
+     *                  next round comes after {@link #SEARCH_MILLIS}, not {@link #STALL_MILLIS} (the others
+     *                  are electing a leader, which is a matter of milliseconds once it happens), and stops
+     *                  at the first leader it finds
      */
-    private void checkStalled(ListenableFuture<?> future, int index) {
+    private void checkStalled(ListenableFuture<?> future, int index, boolean wasSilent) {
         if (future.isDone()) {
             return;
         }
         java.util.Set<Integer> answered = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        discoverLeader(true, answered).whenComplete((found, e) -> {
+        discoverLeader(!wasSilent, answered).whenComplete((found, e) -> {
             // only a coordinator that does not even answer its status is given up on: one that answers is
             // working on the call (a large import, a forwarded write), and a second attempt elsewhere could
             // run a call twice that is not idempotent
-            if (Boolean.TRUE.equals(found) && Math.floorMod(current.get(), channels.size()) != index
-                    && !answered.contains(index)) {
+            boolean silent = !answered.contains(index);
+            if (LOG.isDebugEnabled()) {
+                LOG.debug("stalled attempt at {}: leader {}, {}", endpoints.get(index),
+                        Boolean.TRUE.equals(found) ? endpoints.get(Math.floorMod(current.get(), channels.size())) : "none",
+                        silent ? "its coordinator silent" : "its coordinator answers");
+            }
+            if (Boolean.TRUE.equals(found) && Math.floorMod(current.get(), channels.size()) != index && silent) {
                 future.cancel(true);
             } else if (!future.isDone()) {
-                scheduleQuietly(() -> checkStalled(future, index), STALL_MILLIS);
+                scheduleQuietly(() -> checkStalled(future, index, silent), silent ? SEARCH_MILLIS : STALL_MILLIS);
             }
         });
     }
