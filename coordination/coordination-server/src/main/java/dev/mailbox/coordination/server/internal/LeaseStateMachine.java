@@ -342,16 +342,9 @@ public final class LeaseStateMachine extends BaseStateMachine {
 
     /** Whether this node leads while its Raft leader lease does not hold (only a leader's lease matters). */
     private boolean leadsWithoutLease() {
-        RaftServer s = server;
-        if (s == null) {
-            return false;
-        }
-        try {
-            RaftServer.Division division = s.getDivision(getGroupId());
-            return division.getInfo().isLeader() && !org.apache.ratis.server.impl.MailboxLeaseProbe.holds(division);
-        } catch (IOException e) {
-            return false;
-        }
+        RaftServer.Division division = division();
+        return division != null && division.getInfo().isLeader()
+                && !org.apache.ratis.server.impl.MailboxLeaseProbe.holds(division);
     }
 
     private volatile @org.jspecify.annotations.Nullable LeadershipCheck leadershipCheck;
@@ -435,11 +428,17 @@ public final class LeaseStateMachine extends BaseStateMachine {
     }
 
     private boolean isLeader() {
+        RaftServer.Division division = division();
+        return division != null && division.getInfo().isLeader();
+    }
+
+    /** @return this node's member of the group, or null before the server is set or once it is gone */
+    private RaftServer.@org.jspecify.annotations.Nullable Division division() {
         RaftServer s = server;
         try {
-            return s != null && s.getDivision(getGroupId()).getInfo().isLeader();
+            return s == null ? null : s.getDivision(getGroupId());
         } catch (IOException e) {
-            return false;
+            return null;
         }
     }
 
