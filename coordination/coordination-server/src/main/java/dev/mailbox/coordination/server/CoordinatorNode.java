@@ -110,6 +110,7 @@ public final class CoordinatorNode implements AutoCloseable {
     private final dev.mailbox.coordination.server.internal.LeadershipCheck leadershipCheck;
     private final Server controlPlane;
     private final ScheduledExecutorService sweeper;
+    private final dev.mailbox.coordination.server.internal.ElectionWatch electionWatch;
     private final Meters meters;
     private final NodeHealth health = new NodeHealth();
     private final NodeEvents events;
@@ -180,6 +181,22 @@ public final class CoordinatorNode implements AutoCloseable {
             return t;
         });
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
+        // a follower stands as soon as its leader was silent for its timeout (Ratis's timer alone: up to twice that)
+        this.electionWatch = new dev.mailbox.coordination.server.internal.ElectionWatch(id,
+                b.electionTimeoutMin.toMillis(), b.electionTimeoutMax.toMillis());
+        electionWatch.start(new dev.mailbox.coordination.server.internal.ElectionWatch.Follower() {
+            @Override
+            public org.apache.ratis.server.impl.MailboxFollowerProbe.Silence silence() {
+                RaftServer.Division d = divisionOrNull();
+                return d == null ? null : org.apache.ratis.server.impl.MailboxFollowerProbe.silence(d);
+            }
+
+            @Override
+            public boolean stand(org.apache.ratis.server.impl.MailboxFollowerProbe.Silence read) {
+                RaftServer.Division d = divisionOrNull();
+                return d != null && org.apache.ratis.server.impl.MailboxFollowerProbe.stand(d, read);
+            }
+        });
         registerGauges();
     }
 
@@ -584,6 +601,23 @@ public final class CoordinatorNode implements AutoCloseable {
         }
     }
 
+    /** @return this node's Raft division, or null while it has none (closed, failed or removed) */
+    RaftServer.Division divisionOrNull() {
+        if (closed) {
+            return null;
+        }
+        try {
+            return raft.server().getDivision(group.getGroupId());
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** @return how many elections this node's {@code ElectionWatch} started (not Ratis's own timer) */
+    long electionsStartedByWatch() {
+        return electionWatch.electionsStarted();
+    }
+
     /**
      * Logs a change of this node's role (as the sweeper sees it, every {@link #SWEEP_MILLIS}) with the term,
      * as one structured line: {@code raft state transition} with node_id, from, to and term.
@@ -616,6 +650,7 @@ public final class CoordinatorNode implements AutoCloseable {
         }
         controlPlane.shutdownNow();
         sweeper.shutdownNow();
+        electionWatch.close();
         meters.close();
         gateway.close();
         leadershipCheck.close();
@@ -633,6 +668,7 @@ public final class CoordinatorNode implements AutoCloseable {
         closed = true;
         controlPlane.shutdownNow();
         sweeper.shutdownNow();
+        electionWatch.close();
         meters.close();
         gateway.close();
         leadershipCheck.close();
