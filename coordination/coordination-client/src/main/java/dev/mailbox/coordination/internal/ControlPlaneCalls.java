@@ -28,8 +28,8 @@ import java.util.function.Function;
  * first, and on UNAVAILABLE a search for the leader (all coordinators asked at once, again every
  * {@value #SEARCH_MILLIS} ms or so while they elect one, following a follower's hint of who leads) and a
  * retry there; an attempt that goes unanswered for {@value #STALL_MILLIS} ms while another coordinator
- * leads is given up and retried there (its coordinator is frozen or cut off). After the search, exponential
- * backoff up to the client's attempt limit.
+ * leads is given up and retried there (its coordinator is frozen or cut off, or a follower still forwarding
+ * to the old leader). After the search, exponential backoff up to the client's attempt limit.
  */
 final class ControlPlaneCalls implements AutoCloseable {
 
@@ -187,7 +187,7 @@ final class ControlPlaneCalls implements AutoCloseable {
                 }
                 CoordinationException e = t instanceof java.util.concurrent.CancellationException
                         ? new CoordinationException(CoordinationException.Reason.UNAVAILABLE, "coordinator "
-                                + endpoints.get(index) + " did not answer while another one leads", t)
+                                + endpoints.get(index) + " did not answer the call while another one leads", t)
                         : failure(t, index);
                 if (LOG.isDebugEnabled()) {
                     LOG.debug("attempt {} at {} failed: {}", attempt, endpoints.get(index), e.getMessage());
@@ -207,8 +207,9 @@ final class ControlPlaneCalls implements AutoCloseable {
     /**
      * An attempt has had no answer for {@link #STALL_MILLIS}: if its coordinator is frozen or cut off, the
      * attempt would only end at its deadline (seconds), long after the others elected a new leader. Ask
-     * every coordinator who leads; if another one does now and the attempt's own coordinator does not
-     * answer at all, give up on this attempt (it fails as UNAVAILABLE and is retried at the leader).
+     * every coordinator who leads; if another one does now, give up on this attempt (it fails as
+     * UNAVAILABLE and is retried at the leader): its own coordinator either does not answer at all or
+     * answers as a follower, whose forwarding may be stuck on the old leader.
      *
      * @param wasSilent whether the attempt's coordinator left the previous whole round unanswered: then the
      *                  next round comes after {@link #SEARCH_MILLIS}, not {@link #STALL_MILLIS} (the others
@@ -221,16 +222,17 @@ final class ControlPlaneCalls implements AutoCloseable {
         }
         java.util.Set<Integer> answered = java.util.concurrent.ConcurrentHashMap.newKeySet();
         discoverLeader(!wasSilent, answered).whenComplete((found, e) -> {
-            // only a coordinator that does not even answer its status is given up on: one that answers is
-            // working on the call (a large import, a forwarded write), and a second attempt elsewhere could
-            // run a call twice that is not idempotent
+            // given up on once another coordinator leads: the attempt's own is silent (frozen, cut off), or it
+            // answers but as a follower, whose forwarding client may be retrying the old leader for seconds. A
+            // call given up here may still be applied later (the forwarded copy); calls that may be abandoned
+            // are idempotent by request id or fenced by epoch, and the others never reach this check
             boolean silent = !answered.contains(index);
             if (LOG.isDebugEnabled()) {
                 LOG.debug("stalled attempt at {}: leader {}, {}", endpoints.get(index),
                         Boolean.TRUE.equals(found) ? endpoints.get(Math.floorMod(current.get(), channels.size())) : "none",
                         silent ? "its coordinator silent" : "its coordinator answers");
             }
-            if (Boolean.TRUE.equals(found) && Math.floorMod(current.get(), channels.size()) != index && silent) {
+            if (Boolean.TRUE.equals(found) && Math.floorMod(current.get(), channels.size()) != index) {
                 future.cancel(true);
             } else if (!future.isDone()) {
                 scheduleQuietly(() -> checkStalled(future, index, silent), silent ? SEARCH_MILLIS : STALL_MILLIS);
