@@ -74,17 +74,20 @@ public final class EtcdComparisonHarness {
 
     private final boolean quick;
     private final int kills;
+    private final long electionMs;
     private final AtomicInteger names = new AtomicInteger();
     private final List<String[]> table = new ArrayList<>();
     private final AtomicLong clientGaveUp = new AtomicLong();
 
-    private EtcdComparisonHarness(boolean quick, int kills) {
+    private EtcdComparisonHarness(boolean quick, int kills, long electionMs) {
         this.quick = quick;
         this.kills = kills;
+        this.electionMs = electionMs;
     }
 
     /**
-     * @param args {@code --quick} for a short run, {@code --kills=N} for the number of leader kills per system
+     * @param args {@code --quick} for a short run, {@code --kills=N} for the number of leader kills per system,
+     *             {@code --election-ms=M} for our shortest election timeout (default 300; the longest is twice it)
      * @throws Exception if a cluster fails
      */
     public static void main(String[] args) throws Exception {
@@ -97,7 +100,10 @@ public final class EtcdComparisonHarness {
         boolean quick = Arrays.asList(args).contains("--quick");
         int kills = Arrays.stream(args).filter(a -> a.startsWith("--kills=")).map(a -> Integer.parseInt(a.substring(8)))
                 .findFirst().orElse(quick ? 3 : 12);
-        new EtcdComparisonHarness(quick, kills).run(etcd.get());
+        // our shortest election timeout (the longest is twice it); the coordinator's default is 300 ms
+        long electionMs = Arrays.stream(args).filter(a -> a.startsWith("--election-ms="))
+                .map(a -> Long.parseLong(a.substring(14))).findFirst().orElse(300L);
+        new EtcdComparisonHarness(quick, kills, electionMs).run(etcd.get());
         System.exit(0);
     }
 
@@ -107,7 +113,8 @@ public final class EtcdComparisonHarness {
                 Runtime.getRuntime().availableProcessors(), loadAverage(), quick ? "quick" : "full");
         Path root = Files.createTempDirectory("etcd-comparison");
         try (EtcdCluster tuned = new EtcdCluster(etcdBinary, root.resolve("tuned"), true);
-             TestingCluster ours = TestingCluster.builder().size(3).processes(true).snapshotEvery(200_000).start()) {
+             TestingCluster ours = TestingCluster.builder().size(3).processes(true).snapshotEvery(200_000)
+                     .electionTimeout(java.time.Duration.ofMillis(electionMs)).start()) {
             tuned.awaitLeader();
             ours.awaitLeader(PATIENCE);
             try (CoordinationClient client = client(ours); EtcdClient e = tuned.clientToLeader()) {
@@ -385,7 +392,7 @@ public final class EtcdComparisonHarness {
         Arrays.sort(o);
         Rounds.latencyRowMillis("etcd defaults (100 ms heartbeat, 1,000 ms election)", d);
         Rounds.latencyRowMillis("etcd tuned (50 ms heartbeat, 250 ms election)", t);
-        Rounds.latencyRowMillis("ours (300 ms election timeout)", o);
+        Rounds.latencyRowMillis("ours (" + electionMs + "-" + 2 * electionMs + " ms election timeout)", o);
         System.out.printf(Locale.ROOT, "   %-64s %d%n", "times CoordinationClient gave up and the harness called again",
                 clientGaveUp.get());
         table.add(new String[] {"failover p50, ms (etcd defaults: " + ms(Rounds.percentile(d, 50)) + ")",

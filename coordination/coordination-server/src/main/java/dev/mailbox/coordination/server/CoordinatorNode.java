@@ -1090,8 +1090,11 @@ public final class CoordinatorNode implements AutoCloseable {
         }
 
         /**
-         * How long a follower waits without hearing from a leader before it starts an election: a random
-         * time between these two, drawn afresh each time (so that two followers rarely start together).
+         * How long a follower waits without hearing from a leader before it starts an election: a time
+         * between these two, drawn afresh after each contact from a leader, the members taking turns (each
+         * draws from its own part of the range, by the order of the node ids, so that two followers rarely
+         * start together). The node watches its follower's silence every 10 ms and stands at that time
+         * (Ratis's own timer alone would notice only between one and two timeouts after the last heartbeat).
          * This is most of a failover: a crashed leader is noticed after it, then one round of (pre-)votes
          * elects the next. The leader sends heartbeats every half of {@code min}, and its leader lease (see
          * {@link #leaderLeaseRatio}) lasts a fraction of {@code min}. Too short for the machine and its
