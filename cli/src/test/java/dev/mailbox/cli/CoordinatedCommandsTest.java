@@ -158,7 +158,7 @@ class CoordinatedCommandsTest {
                 + "\nmetrics=127.0.0.1:" + metrics + "\ndata-dir=" + dir.resolve("data").toString().replace("\\", "/")
                 + "\nelection-timeout-min-ms=200\nelection-timeout-max-ms=400\npre-vote=true\nleader-lease-ratio=0.8"
                 + "\nsnapshot-every=5000\nsnapshot-retention=3\nread-consistency=get-lease=stale,list-routes=linearizable"
-                + "\n");
+                + "\nlog-segment-bytes=1048576\n");
         String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process p = new ProcessBuilder(javaBin, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
                 MailboxCtl.class.getName(), "coordinator", "start", "--config", config.toString())
@@ -213,6 +213,9 @@ class CoordinatedCommandsTest {
         Run every = run("coordinator", "start", "--data-dir", data, "--config", config.toString());
         assertThat(every.exitCode()).isEqualTo(2);
         assertThat(every.err()).contains("key snapshot-every").contains("whole number, was 'often'");
+        Run segment = run("coordinator", "start", "--data-dir", data, "--log-segment-bytes", "100");
+        assertThat(segment.exitCode()).isEqualTo(2);
+        assertThat(segment.err()).contains("--log-segment-bytes").contains("at least 4096 bytes, was 100");
         Run ratio = run("coordinator", "start", "--data-dir", data, "--leader-lease-ratio", "2");
         assertThat(ratio.exitCode()).isEqualTo(2);
         assertThat(ratio.err()).contains("more than 0 and at most 1, was 2.0");
