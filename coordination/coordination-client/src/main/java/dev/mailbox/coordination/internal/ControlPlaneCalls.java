@@ -315,14 +315,15 @@ final class ControlPlaneCalls implements AutoCloseable {
      * @param answered where the indexes of the endpoints that answered go
      */
     private CompletableFuture<Boolean> discoverLeader(boolean waitAll, java.util.Set<Integer> answered) {
+        // a channel whose coordinator was down waits out gRPC's reconnect backoff (1 s, growing to 2 min) and
+        // fails every call at once meanwhile, even after the coordinator is back: a restarted member that has
+        // just been elected would stay out of reach for that long. Each search (and, for a client of one
+        // endpoint, each retry) connects again at once
+        channels.forEach(ManagedChannel::resetConnectBackoff);
         if (channels.size() == 1) {
             return CompletableFuture.completedFuture(false);
         }
         long deadline = Math.min(callTimeout.toMillis(), PROBE_MILLIS);
-        // a channel whose coordinator was down waits out gRPC's reconnect backoff (1 s, growing to 2 min) and
-        // fails every call at once meanwhile, even after the coordinator is back: a restarted member that has
-        // just been elected would stay out of reach for that long. Each search connects again at once
-        channels.forEach(ManagedChannel::resetConnectBackoff);
         CompletableFuture<Boolean> outcome = new CompletableFuture<>();
         AtomicInteger pending = new AtomicInteger(channels.size());
         java.util.concurrent.atomic.AtomicReference<String> hinted = new java.util.concurrent.atomic.AtomicReference<>();
