@@ -41,7 +41,10 @@ public final class RaftGateway implements AutoCloseable {
 
     private volatile RaftServer server;
     private final RaftGroup group;
-    private final RaftClient remote;
+    private final org.apache.ratis.conf.Parameters parameters;
+    /** Replaced when its ordered window fails for good: see {@link #viaClient}. */
+    private volatile RaftClient remote;
+    private volatile boolean closed;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
 
@@ -52,10 +55,15 @@ public final class RaftGateway implements AutoCloseable {
     public RaftGateway(RaftServer server, RaftGroup group, org.apache.ratis.conf.Parameters parameters) {
         this.server = server;
         this.group = group;
+        this.parameters = parameters;
+        this.remote = newRemote();
+    }
+
+    private RaftClient newRemote() {
         RaftProperties p = new RaftProperties();
         // a dead or frozen leader must not hold a request for long: give up on it and look for the next
         RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(500, TimeUnit.MILLISECONDS));
-        this.remote = RaftClient.newBuilder().setProperties(p).setParameters(parameters).setRaftGroup(group)
+        return RaftClient.newBuilder().setProperties(p).setParameters(parameters).setRaftGroup(group)
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(100,
                         TimeDuration.valueOf(50, TimeUnit.MILLISECONDS)))
                 .build();
@@ -209,8 +217,54 @@ public final class RaftGateway implements AutoCloseable {
         return viaClient(message, write);
     }
 
+    /**
+     * Forwards through the Ratis client. Its ordered requests share one sliding window, and Ratis closes that
+     * window for good once one request fails for good (no leader within its retries, as in a partition that
+     * lasts a few seconds): every later request then fails at once with "is closed". A follower would never
+     * forward again until restarted, so a request that meets a closed window swaps in a new client (once per
+     * failed client, whichever request sees it first) and is sent again on it.
+     */
     private CompletableFuture<RaftClientReply> viaClient(Message message, boolean write) {
-        return write ? remote.async().send(message) : remote.async().sendReadOnly(message);
+        RaftClient client = remote;
+        return send(client, message, write).handle((reply, e) -> {
+            if (e == null) {
+                return CompletableFuture.completedFuture(reply);
+            }
+            if (closed || !windowClosed(e)) {
+                return CompletableFuture.<RaftClientReply>failedFuture(e);
+            }
+            return send(renewRemote(client), message, write);
+        }).thenCompose(f -> f);
+    }
+
+    private static CompletableFuture<RaftClientReply> send(RaftClient client, Message message, boolean write) {
+        return write ? client.async().send(message) : client.async().sendReadOnly(message);
+    }
+
+    /**
+     * Whether a forwarded request failed because the client's window had been closed by an earlier failure:
+     * such a request was never sent, so sending it again cannot apply it twice. (A request that itself ran
+     * out of retries fails with a retry failure instead, and is not sent again.)
+     */
+    static boolean windowClosed(Throwable e) {
+        Throwable t = e;
+        while (t instanceof java.util.concurrent.CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t instanceof org.apache.ratis.protocol.exceptions.AlreadyClosedException;
+    }
+
+    /** Replaces {@code failed} with a new client unless another request already did; returns the current one. */
+    private synchronized RaftClient renewRemote(RaftClient failed) {
+        if (remote == failed && !closed) {
+            remote = newRemote();
+            try {
+                failed.close();
+            } catch (IOException | RuntimeException e) {
+                // it failed already; its threads go with it
+            }
+        }
+        return remote;
     }
 
     private boolean leads() {
@@ -278,7 +332,8 @@ public final class RaftGateway implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
+        closed = true;
         try {
             remote.close();
         } catch (IOException e) {
