@@ -69,7 +69,7 @@ final class CoordinationCommands {
                             + "control-plane, metrics, initial-cluster-state, peers=n1=host:port,n2=host:port, "
                             + "tls-cert, tls-key, tls-ca, tls-client-auth, tokens, access, require-security, "
                             + "election-timeout-min-ms, election-timeout-max-ms, raft-request-timeout-ms, pre-vote, "
-                            + "leader-lease-ratio, snapshot-every, snapshot-retention, log-segment-bytes, "
+                            + "leader-lease-ratio, snapshot-every, snapshot-retention, log-segment-bytes, warm-up, "
                             + "read-consistency=OPERATION=LEVEL,..., log-format).",
                     "A flag wins over the same key in the file."})
     static final class Start implements Callable<Integer> {
@@ -125,6 +125,12 @@ final class CoordinationCommands {
                 + "before a real election, so that a node that was cut off cannot depose a healthy leader "
                 + "(default: true)")
         String preVote;
+
+        @Option(names = "--warm-up", arity = "1", paramLabel = "true|false", description = "before joining, run "
+                + "an election and a term as leader once in a throwaway in-process cluster on free loopback ports, so "
+                + "that this node's first real term as leader does not spend 100-250 ms loading that code; adds a "
+                + "second or two to the start (default: true)")
+        String warmUp;
 
         @Option(names = "--leader-lease-ratio", description = "the leader serves leader-lease reads and renewals "
                 + "from its own state for this fraction of the shortest election timeout after a majority last "
@@ -269,14 +275,12 @@ final class CoordinationCommands {
         if (request != null) {
             b.raftRequestTimeout(java.time.Duration.ofMillis(request));
         }
-        String preVote = s.preVote != null ? s.preVote : p.getProperty("pre-vote");
+        Boolean preVote = booleanSetting(s.preVote, p, "pre-vote");
         if (preVote != null) {
-            String v = preVote.trim().toLowerCase(java.util.Locale.ROOT);
-            if (!v.equals("true") && !v.equals("false")) {
-                throw new IllegalArgumentException("--pre-vote (key pre-vote) must be true or false, was '" + preVote + "'");
-            }
-            b.preVote(Boolean.parseBoolean(v));
+            b.preVote(preVote);
         }
+        Boolean warmUp = booleanSetting(s.warmUp, p, "warm-up");
+        b.warmUp(warmUp == null || warmUp); // on unless turned off: a restarted node's first term is faster
         String ratio = s.leaderLeaseRatio != null ? s.leaderLeaseRatio : p.getProperty("leader-lease-ratio");
         if (ratio != null) {
             double r;
@@ -345,6 +349,18 @@ final class CoordinationCommands {
             }
             b.readConsistency(op, c);
         }
+    }
+
+    private static Boolean booleanSetting(String flag, Properties p, String key) {
+        String v = flag != null ? flag : p.getProperty(key);
+        if (v == null) {
+            return null;
+        }
+        String t = v.trim().toLowerCase(java.util.Locale.ROOT);
+        if (!t.equals("true") && !t.equals("false")) {
+            throw new IllegalArgumentException("--" + key + " (key " + key + ") must be true or false, was '" + v + "'");
+        }
+        return Boolean.parseBoolean(t);
     }
 
     private static Long longSetting(Long flag, Properties p, String key) {

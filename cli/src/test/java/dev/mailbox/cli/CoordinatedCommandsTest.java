@@ -179,7 +179,8 @@ class CoordinatedCommandsTest {
                     java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + metrics
                             + "/metrics")).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
             assertThat(scrape.statusCode()).isEqualTo(200);
-            assertThat(scrape.body()).contains("mailbox_coordinator_raft_role{coordinator=\"s1\",role=\"LEADER\"} 1.0");
+            assertThat(scrape.body()).contains("mailbox_coordinator_raft_role{coordinator=\"s1\",role=\"LEADER\"} 1.0")
+                    .as("the warm-up's throwaway members (on by default) report nowhere").doesNotContain("warm-up");
         } finally {
             p.destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
@@ -216,6 +217,9 @@ class CoordinatedCommandsTest {
         Run segment = run("coordinator", "start", "--data-dir", data, "--log-segment-bytes", "100");
         assertThat(segment.exitCode()).isEqualTo(2);
         assertThat(segment.err()).contains("--log-segment-bytes").contains("at least 4096 bytes, was 100");
+        Run warmUp = run("coordinator", "start", "--data-dir", data, "--warm-up", "yes");
+        assertThat(warmUp.exitCode()).isEqualTo(2);
+        assertThat(warmUp.err()).contains("--warm-up (key warm-up)").contains("true or false, was 'yes'");
         Run ratio = run("coordinator", "start", "--data-dir", data, "--leader-lease-ratio", "2");
         assertThat(ratio.exitCode()).isEqualTo(2);
         assertThat(ratio.err()).contains("more than 0 and at most 1, was 2.0");
