@@ -82,6 +82,8 @@ class PartitionTest {
         for (String id : IDS) {
             List<String> cmd = new ArrayList<>(net.exec(id));
             cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
+                    // timed runs warm up as mailboxctl's coordinators do: else a survivor's first term is slower
+                    "-D" + CoordinatorProcess.WARM_UP_PROPERTY + "=" + (Integer.getInteger("partition.isolations", 0) > 0),
                     "-cp", System.getProperty("java.class.path"), CoordinatorProcess.class.getName()));
             cmd.addAll(CoordinatorProcess.arguments(id, "partition", dir.resolve(id),
                     new java.net.InetSocketAddress(net.address(id), 7100), Duration.ofMillis(ELECTION_MS), 200,

@@ -16,6 +16,9 @@ import java.util.Map;
  */
 public final class CoordinatorProcess {
 
+    /** The system property that turns on {@link CoordinatorNode.Builder#warmUp} in the child (default off). */
+    public static final String WARM_UP_PROPERTY = "mailbox.coordinator.warmUp";
+
     /** What the process prints once it serves. */
     public static final String READY = "READY";
 
@@ -69,7 +72,8 @@ public final class CoordinatorProcess {
         CoordinatorNode node = CoordinatorNode.builder(args[0]).cluster(args[1]).dataDir(Path.of(args[2]))
                 .controlPlane(address(args[3]))
                 .electionTimeout(Duration.ofMillis(Long.parseLong(args[4]))).snapshotEvery(Long.parseLong(args[5]))
-                .clusterState(CoordinatorNode.ClusterState.valueOf(args[6])).peers(peers).start();
+                .clusterState(CoordinatorNode.ClusterState.valueOf(args[6])).peers(peers)
+                .warmUp(Boolean.getBoolean(WARM_UP_PROPERTY)).start();
         Runtime.getRuntime().addShutdownHook(new Thread(node::close, "coordinator-shutdown"));
         System.out.println(READY + " " + args[0]);
         System.out.flush();
