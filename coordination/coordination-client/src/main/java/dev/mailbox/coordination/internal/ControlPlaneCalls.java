@@ -53,6 +53,11 @@ final class ControlPlaneCalls implements AutoCloseable {
     static final long PROBE_MILLIS = 150;
     /** How often a client looking for a new leader asks again (with jitter: half to one and a half times). */
     static final long SEARCH_MILLIS = 20;
+    /**
+     * How long a coordinator may take to say who leads while a stalled attempt is checked: a member that
+     * answers a status later than this counts as silent, which only makes the check come again sooner.
+     */
+    static final long STALL_PROBE_MILLIS = 50;
     /** How long an attempt may go unanswered before the client checks whether another coordinator leads. */
     static final long STALL_MILLIS = 150;
     private final ScheduledThreadPoolExecutor scheduler;
@@ -221,7 +226,9 @@ final class ControlPlaneCalls implements AutoCloseable {
             return;
         }
         java.util.Set<Integer> answered = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        discoverLeader(!wasSilent, answered).whenComplete((found, e) -> {
+        // short probes: a round that waited PROBE_MILLIS for the silent coordinator would notice a leader the
+        // others elected meanwhile only a whole round later (measured: ~150 ms after the election, at cuts)
+        discoverLeader(!wasSilent, answered, STALL_PROBE_MILLIS).whenComplete((found, e) -> {
             // given up on once another coordinator leads: the attempt's own is silent (frozen, cut off), or it
             // answers but as a follower, whose forwarding client may be retrying the old leader for seconds. A
             // call given up here may still be applied later (the forwarded copy); calls that may be abandoned
@@ -307,14 +314,16 @@ final class ControlPlaneCalls implements AutoCloseable {
      * Completes true as soon as one says it leads, false once all have answered or timed out without one.
      */
     private CompletableFuture<Boolean> discoverLeader() {
-        return discoverLeader(false, java.util.concurrent.ConcurrentHashMap.newKeySet());
+        return discoverLeader(false, java.util.concurrent.ConcurrentHashMap.newKeySet(), PROBE_MILLIS);
     }
 
     /**
-     * @param waitAll  complete only once every endpoint answered or timed out, not at the first leader
-     * @param answered where the indexes of the endpoints that answered go
+     * @param waitAll    complete only once every endpoint answered or timed out, not at the first leader
+     * @param answered   where the indexes of the endpoints that answered go
+     * @param probeMillis how long each endpoint may take to answer
      */
-    private CompletableFuture<Boolean> discoverLeader(boolean waitAll, java.util.Set<Integer> answered) {
+    private CompletableFuture<Boolean> discoverLeader(boolean waitAll, java.util.Set<Integer> answered,
+                                                      long probeMillis) {
         // a channel whose coordinator was down waits out gRPC's reconnect backoff (1 s, growing to 2 min) and
         // fails every call at once meanwhile, even after the coordinator is back: a restarted member that has
         // just been elected would stay out of reach for that long. Each search (and, for a client of one
@@ -323,7 +332,7 @@ final class ControlPlaneCalls implements AutoCloseable {
         if (channels.size() == 1) {
             return CompletableFuture.completedFuture(false);
         }
-        long deadline = Math.min(callTimeout.toMillis(), PROBE_MILLIS);
+        long deadline = Math.min(callTimeout.toMillis(), probeMillis);
         CompletableFuture<Boolean> outcome = new CompletableFuture<>();
         AtomicInteger pending = new AtomicInteger(channels.size());
         java.util.concurrent.atomic.AtomicReference<String> hinted = new java.util.concurrent.atomic.AtomicReference<>();
