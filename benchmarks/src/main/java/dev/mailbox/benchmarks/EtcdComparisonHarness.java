@@ -114,7 +114,10 @@ public final class EtcdComparisonHarness {
         Path root = Files.createTempDirectory("etcd-comparison");
         try (EtcdCluster tuned = new EtcdCluster(etcdBinary, root.resolve("tuned"), true);
              TestingCluster ours = TestingCluster.builder().size(3).processes(true).snapshotEvery(200_000)
-                     .electionTimeout(java.time.Duration.ofMillis(electionMs)).start()) {
+                     .electionTimeout(java.time.Duration.ofMillis(electionMs))
+                     // as `mailboxctl coordinator start` runs them: warmed up before they join
+                     .javaOptions("-D" + dev.mailbox.coordination.server.internal.CoordinatorProcess.WARM_UP_PROPERTY
+                             + "=true").start()) {
             tuned.awaitLeader();
             ours.awaitLeader(PATIENCE);
             try (CoordinationClient client = client(ours); EtcdClient e = tuned.clientToLeader()) {
