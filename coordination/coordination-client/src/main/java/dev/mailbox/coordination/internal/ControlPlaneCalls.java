@@ -228,7 +228,10 @@ final class ControlPlaneCalls implements AutoCloseable {
         java.util.Set<Integer> answered = java.util.concurrent.ConcurrentHashMap.newKeySet();
         // short probes: a round that waited PROBE_MILLIS for the silent coordinator would notice a leader the
         // others elected meanwhile only a whole round later (measured: ~150 ms after the election, at cuts)
-        discoverLeader(!wasSilent, answered, STALL_PROBE_MILLIS).whenComplete((found, e) -> {
+        // and no hints: while the old leader is cut off the others still name it, and the silent member they
+        // name is the one this attempt may be waiting on (directly, or through a follower's forwarding). Only
+        // a member that says it leads is a reason to give the attempt up
+        discoverLeader(!wasSilent, answered, STALL_PROBE_MILLIS, false).whenComplete((found, e) -> {
             // given up on once another coordinator leads: the attempt's own is silent (frozen, cut off), or it
             // answers but as a follower, whose forwarding client may be retrying the old leader for seconds. A
             // call given up here may still be applied later (the forwarded copy); calls that may be abandoned
@@ -314,16 +317,17 @@ final class ControlPlaneCalls implements AutoCloseable {
      * Completes true as soon as one says it leads, false once all have answered or timed out without one.
      */
     private CompletableFuture<Boolean> discoverLeader() {
-        return discoverLeader(false, java.util.concurrent.ConcurrentHashMap.newKeySet(), PROBE_MILLIS);
+        return discoverLeader(false, java.util.concurrent.ConcurrentHashMap.newKeySet(), PROBE_MILLIS, true);
     }
 
     /**
-     * @param waitAll    complete only once every endpoint answered or timed out, not at the first leader
-     * @param answered   where the indexes of the endpoints that answered go
+     * @param waitAll     complete only once every endpoint answered or timed out, not at the first leader
+     * @param answered    where the indexes of the endpoints that answered go
      * @param probeMillis how long each endpoint may take to answer
+     * @param followHints whether a follower's hint may point the client at a member that did not answer
      */
     private CompletableFuture<Boolean> discoverLeader(boolean waitAll, java.util.Set<Integer> answered,
-                                                      long probeMillis) {
+                                                      long probeMillis, boolean followHints) {
         // a channel whose coordinator was down waits out gRPC's reconnect backoff (1 s, growing to 2 min) and
         // fails every call at once meanwhile, even after the coordinator is back: a restarted member that has
         // just been elected would stay out of reach for that long. Each search (and, for a client of one
@@ -348,7 +352,7 @@ final class ControlPlaneCalls implements AutoCloseable {
                 }
                 String hint = hinted.get();
                 Integer at = hint == null ? null : endpointOf.get(hint);
-                boolean follow = at != null && slow.contains(at);
+                boolean follow = followHints && at != null && slow.contains(at);
                 if (follow) {
                     current.set(at);
                 }
