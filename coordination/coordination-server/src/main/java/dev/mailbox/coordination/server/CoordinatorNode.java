@@ -1294,7 +1294,7 @@ public final class CoordinatorNode implements AutoCloseable {
                         + "be at least the longest election timeout (" + electionTimeoutMax.toMillis() + " ms)");
             }
             if (warmUp) {
-                WarmUp.run(id);
+                WarmUp.run(id, List.of(peers.get(id), controlPlane));
             }
             try {
                 return new CoordinatorNode(this, dir);

@@ -7,7 +7,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -54,25 +54,44 @@ final class WarmUp {
      * Runs the warm-up; logs and returns on any failure. Every throwaway member is stopped and its data
      * deleted before this returns.
      *
+     * <p>Ports: Ratis ends the whole JVM when a server cannot bind its port, so a port taken between being
+     * chosen and being bound would kill the process this warms up. Every port stays held by a bound socket
+     * until just before its member binds it: bound, so that the kernel gives it to no outgoing connection
+     * (the members connect to each other all along), and not listening, so that a member connecting to one
+     * not yet started is refused at once instead of hanging. The node's own addresses, if free, are held
+     * the same way the whole time, so that the members' outgoing connections cannot take them either.
+     *
      * @param forNode the node it warms up for, named in the log
+     * @param keep    the node's own addresses (Raft, control plane), to keep free for it
      * @return whether it ran to the end (false: it failed, and said why in the log)
      */
-    static boolean run(String forNode) {
+    static boolean run(String forNode, List<InetSocketAddress> keep) {
         long start = System.nanoTime();
         long deadline = start + DEADLINE.toNanos();
         List<CoordinatorNode> nodes = new ArrayList<>();
+        List<Socket> held = new ArrayList<>();
         Path root = null;
         try {
+            for (InetSocketAddress a : keep) {
+                hold(a, held);
+            }
             root = Files.createTempDirectory("mailbox-warm-up-");
             Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
+            Map<String, Socket> raftPorts = new LinkedHashMap<>();
+            Map<String, Socket> planePorts = new LinkedHashMap<>();
             for (int i = 1; i <= MEMBERS; i++) {
-                peers.put("warm-up-" + i, new InetSocketAddress("127.0.0.1", freePort()));
+                String id = "warm-up-" + i;
+                raftPorts.put(id, hold(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), held));
+                planePorts.put(id, hold(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), held));
+                peers.put(id, new InetSocketAddress("127.0.0.1", raftPorts.get(id).getLocalPort()));
             }
             List<String> endpoints = new ArrayList<>();
             String cluster = "warm-up-" + Long.toHexString(System.nanoTime()); // one group for all three
             for (String id : peers.keySet()) {
-                InetSocketAddress plane = new InetSocketAddress("127.0.0.1", freePort());
+                InetSocketAddress plane = new InetSocketAddress("127.0.0.1", planePorts.get(id).getLocalPort());
                 endpoints.add("127.0.0.1:" + plane.getPort());
+                release(raftPorts.get(id), held);
+                release(planePorts.get(id), held);
                 nodes.add(CoordinatorNode.builder(id).cluster(cluster)
                         .peers(peers).dataDir(root.resolve(id)).controlPlane(plane)
                         .electionTimeout(Duration.ofMillis(100)).meterRegistry(new SimpleMeterRegistry()).start());
@@ -104,9 +123,38 @@ final class WarmUp {
                     LOG.debug("stopping warm-up member {} failed", n.id(), e);
                 }
             }
+            for (Socket s : new ArrayList<>(held)) {
+                release(s, held);
+            }
             if (root != null) {
                 deleteQuietly(root);
             }
+        }
+    }
+
+    /** Binds {@code address} and keeps it bound; for a port the node needs later, a failure is not an error. */
+    private static Socket hold(InetSocketAddress address, List<Socket> held) throws IOException {
+        Socket s = new Socket();
+        try {
+            s.setReuseAddress(true);
+            s.bind(address);
+        } catch (IOException e) {
+            s.close();
+            if (address.getPort() != 0) {
+                return null; // in use already (or not ours to bind): the node's own start will say so
+            }
+            throw e;
+        }
+        held.add(s);
+        return s;
+    }
+
+    private static void release(Socket s, List<Socket> held) {
+        held.remove(s);
+        try {
+            s.close();
+        } catch (IOException e) {
+            LOG.debug("closing a held port failed", e);
         }
     }
 
@@ -140,12 +188,6 @@ final class WarmUp {
             }
         }
         throw new IllegalStateException("no warm-up member led within " + DEADLINE.toSeconds() + " s of the start");
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 
     private static void deleteQuietly(Path root) {

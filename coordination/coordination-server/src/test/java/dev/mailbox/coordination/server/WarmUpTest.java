@@ -25,10 +25,15 @@ import org.junit.jupiter.api.io.TempDir;
 class WarmUpTest {
 
     @Test
-    @DisplayName("runs an election, writes and a leader crash to the end, then leaves no member, thread or data behind")
+    @DisplayName("runs an election, writes and a leader crash to the end, then leaves no member, thread, data or held "
+            + "port behind")
     void leavesNothingBehind() throws Exception {
         List<Path> dirsBefore = warmUpDirs();
-        assertThat(WarmUp.run("test")).as("the warm-up ran to the end").isTrue();
+        InetSocketAddress own = new InetSocketAddress("127.0.0.1", freePort());
+        assertThat(WarmUp.run("test", List.of(own))).as("the warm-up ran to the end").isTrue();
+        try (ServerSocket s = new ServerSocket()) {
+            s.bind(own); // the node's own port, held during the warm-up, is free again for the node
+        }
         assertThat(awaitNoWarmUpThreads()).as("threads of throwaway members still running").isEmpty();
         assertThat(warmUpDirs()).as("throwaway data dirs left behind").isEqualTo(dirsBefore);
     }
