@@ -128,8 +128,8 @@ final class CoordinationCommands {
 
         @Option(names = "--warm-up", arity = "1", paramLabel = "true|false", description = "before joining, run "
                 + "an election and a term as leader once in a throwaway in-process cluster on free loopback ports, so "
-                + "that this node's first real term as leader does not spend 100-250 ms loading that code; adds a "
-                + "second or two to the start (default: true)")
+                + "that this node's first real term as leader does not spend 100-250 ms loading that code; adds "
+                + "2-4 s to the start (default: true)")
         String warmUp;
 
         @Option(names = "--leader-lease-ratio", description = "the leader serves leader-lease reads and renewals "

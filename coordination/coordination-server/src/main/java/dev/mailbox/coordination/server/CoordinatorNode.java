@@ -1261,7 +1261,7 @@ public final class CoordinatorNode implements AutoCloseable {
          * code of both is loaded and linked before it can win an election in its real cluster. A JVM that
          * has never led spends 100–250 ms of its first term loading that code (measured on 2 cores: ~350
          * classes and as many lambda call sites), which is a large share of a failover to a node that was
-         * restarted since it last led. It adds a second or two to the start; a warm-up that fails is logged
+         * restarted since it last led. It adds 2–4 s to the start; a warm-up that fails is logged
          * and the node starts anyway. Default off (tests and embedded single-node use start many nodes);
          * {@code mailboxctl coordinator start} turns it on.
          *

@@ -226,15 +226,8 @@ public final class RaftGateway implements AutoCloseable {
      */
     private CompletableFuture<RaftClientReply> viaClient(Message message, boolean write) {
         RaftClient client = remote;
-        return send(client, message, write).handle((reply, e) -> {
-            if (e == null) {
-                return CompletableFuture.completedFuture(reply);
-            }
-            if (closed || !windowClosed(e)) {
-                return CompletableFuture.<RaftClientReply>failedFuture(e);
-            }
-            return send(renewRemote(client), message, write);
-        }).thenCompose(f -> f);
+        return send(client, message, write).exceptionallyCompose(e -> closed || !windowClosed(e)
+                ? CompletableFuture.failedFuture(e) : send(renewRemote(client), message, write));
     }
 
     private static CompletableFuture<RaftClientReply> send(RaftClient client, Message message, boolean write) {
@@ -246,7 +239,7 @@ public final class RaftGateway implements AutoCloseable {
      * such a request was never sent, so sending it again cannot apply it twice. (A request that itself ran
      * out of retries fails with a retry failure instead, and is not sent again.)
      */
-    static boolean windowClosed(Throwable e) {
+    private static boolean windowClosed(Throwable e) {
         Throwable t = e;
         while (t instanceof java.util.concurrent.CompletionException && t.getCause() != null) {
             t = t.getCause();
