@@ -54,9 +54,10 @@ public interface Leases {
     /**
      * Acquires a mailbox's lease; every retry of this one call (by the client or, with the same
      * {@code requestId}, by the caller) gets the first attempt's answer, so a retry after a lost reply
-     * does not start a new epoch. Once the same runner has acquired the mailbox again under another request
-     * id, a late copy of this call (a coordinator may still be forwarding an attempt the client gave up on)
-     * is refused with FAILED_PRECONDITION and changes nothing, rather than fencing the newer acquire.
+     * does not start a new epoch. Once a call this holder made later (under another request id) has been
+     * granted, a late copy of this call (a coordinator may still be forwarding an attempt the client gave up
+     * on) is refused with FAILED_PRECONDITION and changes nothing, rather than fencing the newer acquire; the
+     * client numbers its calls in the order they are made for this, whether or not this one was ever granted.
      *
      * @param mailboxId the mailbox
      * @param holder    who holds it

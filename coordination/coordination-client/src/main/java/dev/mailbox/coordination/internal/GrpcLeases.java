@@ -63,7 +63,9 @@ final class GrpcLeases implements Leases {
         require(CoordinationLimits.acquirableProblem(mailboxId));
         AcquireLeaseRequest r = AcquireLeaseRequest.newBuilder().setMailboxId(mailboxId).setRunnerId(holder.runnerId())
                 .setNodeId(holder.nodeId()).setAddress(holder.address()).setTtlMillis(ttl.toMillis())
-                .setRequestId(requestId).setHolderSecret(holder.secret()).build();
+                .setRequestId(requestId).setHolderSecret(holder.secret())
+                // one number per call, kept on its retries: a late copy of this call cannot fence a newer one
+                .setSequence(CallSequence.next()).build();
         return calls.call(s -> s.acquireLease(r)).thenApply(GrpcLeases::lease);
     }
 

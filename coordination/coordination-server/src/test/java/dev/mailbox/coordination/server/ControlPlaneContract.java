@@ -67,6 +67,30 @@ abstract class ControlPlaneContract {
     }
 
     @Test
+    @DisplayName("a call the holder gave up on and that lands after its next call was granted is refused and changes "
+            + "nothing: the client numbers its calls, and the control plane passes the number on")
+    void lateCallOfTheSameHolder() {
+        LeaseHolder holder = new LeaseHolder("runner-late", "node-a", "127.0.0.1:7301");
+        client.leases().acquire("late@m", holder);
+        Lease newer = client.leases().acquire("late@m", holder);
+        var stub = dev.mailbox.coordination.proto.ControlPlaneGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(10, TimeUnit.SECONDS);
+        // the same holder's call made before the client's (any number below a clock reading in microseconds)
+        var earlier = dev.mailbox.coordination.proto.AcquireLeaseRequest.newBuilder().setMailboxId("late@m")
+                .setRunnerId(holder.runnerId()).setNodeId(holder.nodeId()).setAddress(holder.address())
+                .setHolderSecret(holder.secret()).setRequestId("given-up-on").setSequence(1);
+        assertThatThrownBy(() -> stub.acquireLease(earlier.build()))
+                .isInstanceOfSatisfying(io.grpc.StatusRuntimeException.class, e -> assertThat(e.getStatus().getCode())
+                        .isEqualTo(io.grpc.Status.Code.FAILED_PRECONDITION))
+                .hasMessageContaining("late copy").hasMessageContaining("request given-up-on, call 1");
+        assertThat(client.leases().get("late@m", ReadConsistency.LINEARIZABLE)).as("nothing changed").contains(newer);
+        assertThat(client.leases().renew(newer).epoch()).as("the newer call's holder renews").isEqualTo(newer.epoch());
+        Lease fresh = CoordinationException.await(client.leases().acquireAsync("late@m", holder, Duration.ZERO,
+                "given-up-on"));
+        assertThat(fresh.epoch()).as("the client's own later call is newer than both").isEqualTo(newer.epoch() + 1);
+    }
+
+    @Test
     @DisplayName("saying the holder's runner id is not enough: another LeaseHolder with the same ids waits, the route "
             + "stays, the real holder keeps renewing and re-acquiring")
     void runnerIdIsOnlyAName() {

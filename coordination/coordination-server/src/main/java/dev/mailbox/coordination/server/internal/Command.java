@@ -23,7 +23,7 @@ public sealed interface Command {
     default Command stamped(long now) {
         if (this instanceof Acquire a) {
             return new Acquire(a.mailboxId(), a.runnerId(), a.nodeId(), a.address(), a.ttlMillis(), a.requestId(),
-                    a.secretHash(), now);
+                    a.secretHash(), a.sequence(), now);
         } else if (this instanceof Release r) {
             return new Release(r.mailboxId(), r.leaseId(), r.epoch(), now);
         } else if (this instanceof Expire e) {
@@ -55,10 +55,18 @@ public sealed interface Command {
      * Grants a mailbox to a runner; {@code ttlMillis} 0 means the namespace's TTL. {@code requestId}
      * is the same on every retry of one acquire call (empty: none), so a retry that lands twice
      * returns the same lease instead of starting a new incarnation. {@code secretHash} is the SHA-256 of
-     * the holder's secret (empty: a holder without one, as every holder before format 2).
+     * the holder's secret (empty: a holder without one, as every holder before format 2). {@code sequence}
+     * orders the holder's acquire calls (0: not given, as before format 6): of two calls by one holder, the
+     * one with the lower sequence was made first.
      */
     record Acquire(String mailboxId, String runnerId, String nodeId, String address, long ttlMillis, String requestId,
-                   String secretHash, long now) implements Command {
+                   String secretHash, long sequence, long now) implements Command {
+        /** An acquire without a call sequence. */
+        public Acquire(String mailboxId, String runnerId, String nodeId, String address, long ttlMillis,
+                       String requestId, String secretHash, long now) {
+            this(mailboxId, runnerId, nodeId, address, ttlMillis, requestId, secretHash, 0, now);
+        }
+
         /** An acquire without a holder secret. */
         public Acquire(String mailboxId, String runnerId, String nodeId, String address, long ttlMillis,
                        String requestId, long now) {

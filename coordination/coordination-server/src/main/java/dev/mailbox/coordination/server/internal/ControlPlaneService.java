@@ -175,7 +175,7 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         String secret = r.getHolderSecret();
         // a raw caller may send no secret: it is then a holder without one, as every holder was before them
         Command.Acquire c = new Command.Acquire(r.getMailboxId(), r.getRunnerId(), r.getNodeId(), r.getAddress(),
-                r.getTtlMillis(), r.getRequestId(), secret.isEmpty() ? "" : sha256(secret), 0);
+                r.getTtlMillis(), r.getRequestId(), secret.isEmpty() ? "" : sha256(secret), r.getSequence(), 0);
         // in the order a client meets the rules: its LeaseHolder (ids, then secret), then the call
         String bad = CoordinationLimits.holderProblem(r.getRunnerId(), r.getNodeId(), r.getAddress());
         if (bad == null && !secret.isEmpty()) {

@@ -59,6 +59,13 @@ public final class LeaseTable {
      * where it would otherwise raise the epoch and fence the runner's newer incarnation.
      */
     private final TreeMap<String, List<String>> superseded = new TreeMap<>();
+    /**
+     * Per live lease, the sequence of the acquire that made its current epoch, where it gave one (format 6
+     * on): an acquire by the same holder with a lower sequence is an earlier call that landed late. Format 5
+     * cannot tell such a call when it was never granted (its caller gave up on it and made a new one), and
+     * that call would raise the epoch and fence the newer one.
+     */
+    private final TreeMap<String, Long> sequences = new TreeMap<>();
     /** How many earlier request ids a lease remembers. */
     static final int MAX_SUPERSEDED = 8;
     /** The format of the entry being applied; not replicated state. */
@@ -279,6 +286,13 @@ public final class LeaseTable {
                             + "acquired it again since (lease " + held.leaseId() + ", epoch " + held.epoch()
                             + "); nothing changed");
                 }
+                long made = sequences.getOrDefault(a.mailboxId(), 0L);
+                if (entryFormat >= 6 && a.sequence() != 0 && Long.compareUnsigned(a.sequence(), made) < 0) {
+                    return Outcome.refused(held, "a late copy of an earlier acquire of mailbox '" + a.mailboxId()
+                            + "' by runner '" + a.runnerId() + "' (request " + a.requestId() + ", call " + a.sequence()
+                            + "): the runner has acquired it again since, in a later call (" + made + "; lease "
+                            + held.leaseId() + ", epoch " + held.epoch() + "); nothing changed");
+                }
                 if (entryFormat >= 5) {
                     String before = requestIds.getOrDefault(a.mailboxId(), "");
                     if (!before.isEmpty()) {
@@ -295,6 +309,7 @@ public final class LeaseTable {
                         held.partition(), held.epoch() + 1, LeaseState.ACTIVE, ttl, held.grantedAtMillis(), 0);
                 current.put(a.mailboxId(), again);
                 requestIds.put(a.mailboxId(), a.requestId());
+                rememberSequence(a);
                 return Outcome.ok(again);
             }
             return Outcome.refused(held, "mailbox '" + a.mailboxId() + "' is held by runner '" + held.runnerId()
@@ -309,6 +324,7 @@ public final class LeaseTable {
         current.put(a.mailboxId(), lease);
         requestIds.put(a.mailboxId(), a.requestId());
         superseded.remove(a.mailboxId());
+        rememberSequence(a);
         if (a.secretHash().isEmpty()) {
             secretHashes.remove(a.mailboxId());
         } else {
@@ -330,6 +346,7 @@ public final class LeaseTable {
         current.put(mailboxId, ended);
         requestIds.remove(mailboxId);
         superseded.remove(mailboxId);
+        sequences.remove(mailboxId);
         secretHashes.remove(mailboxId);
         return Outcome.ok(ended);
     }
@@ -350,6 +367,7 @@ public final class LeaseTable {
         current.put(mailboxId, revoking);
         requestIds.remove(mailboxId);
         superseded.remove(mailboxId);
+        sequences.remove(mailboxId);
         secretHashes.remove(mailboxId);
         return Outcome.ok(revoking);
     }
@@ -491,6 +509,7 @@ public final class LeaseTable {
         policies.putAll(imported.policies);
         requestIds.putAll(imported.requestIds);
         superseded.putAll(imported.superseded);
+        sequences.putAll(imported.sequences);
         secretHashes.putAll(imported.secretHashes);
         nodes.putAll(imported.nodes);
         namespaces.putAll(imported.namespaces);
@@ -745,10 +764,30 @@ public final class LeaseTable {
         history.addLast(lease);
     }
 
-    void restoreRequestId(String mailboxId, String requestId, List<String> earlier) {
+    void restoreRequestId(String mailboxId, String requestId, List<String> earlier, long sequence) {
         requestIds.put(mailboxId, requestId);
         if (!earlier.isEmpty()) {
             superseded.put(mailboxId, List.copyOf(earlier));
+        }
+        if (sequence != 0) {
+            sequences.put(mailboxId, sequence);
+        }
+    }
+
+    /**
+     * @param mailboxId a mailbox
+     * @return the sequence of the acquire that made its live lease's current epoch, or 0 (format 6 on)
+     */
+    long sequence(String mailboxId) {
+        return sequences.getOrDefault(mailboxId, 0L);
+    }
+
+    /** The acquire just granted made the current epoch: later, only calls made after it may raise it. */
+    private void rememberSequence(Command.Acquire a) {
+        if (entryFormat >= 6 && a.sequence() != 0) {
+            sequences.put(a.mailboxId(), a.sequence());
+        } else {
+            sequences.remove(a.mailboxId()); // a call that gave none cannot be ordered against the next
         }
     }
 

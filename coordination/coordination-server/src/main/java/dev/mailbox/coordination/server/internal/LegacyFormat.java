@@ -136,7 +136,7 @@ final class LegacyFormat {
         }
         int ids = in.readInt();
         for (int i = 0; i < ids; i++) {
-            table.restoreRequestId(in.readUTF(), in.readUTF(), List.of());
+            table.restoreRequestId(in.readUTF(), in.readUTF(), List.of(), 0);
         }
         long routesRevision = in.readLong();
         int nodes = in.readInt();

@@ -41,7 +41,7 @@ import java.util.TreeMap;
 public final class StateCodec {
 
     /** The format this coordinator writes, and the newest it reads. */
-    public static final int FORMAT = 5;
+    public static final int FORMAT = 6;
 
     private StateCodec() {
     }
@@ -66,7 +66,7 @@ public final class StateCodec {
         if (command instanceof Command.Acquire a) {
             b.setAcquire(Acquire.newBuilder().setMailboxId(a.mailboxId()).setRunnerId(a.runnerId()).setNodeId(a.nodeId())
                     .setAddress(a.address()).setTtlMillis(a.ttlMillis()).setRequestId(a.requestId())
-                    .setHolderSecretSha256(a.secretHash()));
+                    .setHolderSecretSha256(a.secretHash()).setSequence(a.sequence()));
         } else if (command instanceof Command.Release r) {
             b.setRelease(Release.newBuilder().setMailboxId(r.mailboxId()).setLeaseId(r.leaseId()).setEpoch(r.epoch()));
         } else if (command instanceof Command.Expire e) {
@@ -129,7 +129,7 @@ public final class StateCodec {
             case ACQUIRE -> {
                 Acquire a = e.getAcquire();
                 yield new Command.Acquire(a.getMailboxId(), a.getRunnerId(), a.getNodeId(), a.getAddress(),
-                        a.getTtlMillis(), a.getRequestId(), a.getHolderSecretSha256(), now);
+                        a.getTtlMillis(), a.getRequestId(), a.getHolderSecretSha256(), a.getSequence(), now);
             }
             case RELEASE -> new Command.Release(e.getRelease().getMailboxId(), e.getRelease().getLeaseId(),
                     e.getRelease().getEpoch(), now);
@@ -202,7 +202,8 @@ public final class StateCodec {
         }
         for (Map.Entry<String, String> r : table.requestIds().entrySet()) {
             writeRecord(coded, SnapshotRecord.newBuilder().setRequestId(RequestId.newBuilder().setMailboxId(r.getKey())
-                    .setRequestId(r.getValue()).addAllSuperseded(table.superseded(r.getKey()))).build());
+                    .setRequestId(r.getValue()).addAllSuperseded(table.superseded(r.getKey()))
+                    .setSequence(table.sequence(r.getKey()))).build());
             records++;
         }
         for (Map.Entry<String, String> h : table.secretHashes().entrySet()) {
@@ -271,7 +272,8 @@ public final class StateCodec {
                 case LEASE -> table.restoreLease(Protos.fromProto(r.getLease()));
                 case HISTORY -> table.restoreHistory(Protos.fromProto(r.getHistory()));
                 case REQUEST_ID -> table.restoreRequestId(r.getRequestId().getMailboxId(),
-                        r.getRequestId().getRequestId(), r.getRequestId().getSupersededList());
+                        r.getRequestId().getRequestId(), r.getRequestId().getSupersededList(),
+                        r.getRequestId().getSequence());
                 case NODE -> table.restoreNode(Protos.fromProto(r.getNode()));
                 case HOLDER_SECRET -> table.restoreSecretHash(r.getHolderSecret().getMailboxId(),
                         r.getHolderSecret().getSha256());

@@ -151,6 +151,61 @@ class LeaseTableTest {
         assertThat(restored.apply(index + 2, 1, older).lease().epoch()).as("beyond the 8 remembered").isEqualTo(11);
     }
 
+    private static Command.Acquire call(String mailbox, String requestId, long sequence, long now) {
+        return new Command.Acquire(mailbox, "runner-a", "n", "a:1", 0, requestId, "", sequence, now);
+    }
+
+    @Test
+    @DisplayName("a late copy of a call that was never granted (its caller gave up and called again) is refused by its "
+            + "sequence, changing nothing; later calls and retries of the granted call behave as before (format 6)")
+    void lateCopyOfUngrantedCall() {
+        Outcome first = apply(call("seq@n1", "call-1", 100, 1_000));
+        // call-2 (sequence 200) was sent, its caller gave up on it, and call-3 (300) was granted first
+        Outcome third = apply(call("seq@n1", "call-3", 300, 1_100));
+        assertThat(third.lease().epoch()).isEqualTo(first.lease().epoch() + 1);
+        Outcome late = apply(call("seq@n1", "call-2", 200, 1_200));
+        assertThat(late.code()).as("call-2 was never granted, so only its sequence tells it is late")
+                .isEqualTo(Outcome.Code.FAILED_PRECONDITION);
+        assertThat(late.message()).contains("late copy").contains("request call-2, call 200").contains("(300; lease")
+                .contains("epoch 2").contains("nothing changed");
+        assertThat(table.get("seq@n1")).as("the newer call keeps its epoch").isEqualTo(third.lease());
+        assertThat(apply(call("seq@n1", "call-3", 250, 1_300))).as("a retry of the granted call: the same answer")
+                .isEqualTo(third);
+        assertThat(apply(call("seq@n1", "call-4", 400, 1_400)).lease().epoch()).as("a later call: a new epoch")
+                .isEqualTo(3);
+        assertThat(apply(call("seq@n1", "call-5", 0, 1_500)).lease().epoch())
+                .as("a call without a sequence (an older client) cannot be ordered: a new epoch, as before").isEqualTo(4);
+        assertThat(table.sequence("seq@n1")).as("and it leaves nothing to order against").isZero();
+        assertThat(apply(call("seq@n1", "call-6", 50, 1_600)).lease().epoch()).isEqualTo(5);
+        Lease held = table.get("seq@n1");
+        apply(new Command.Release("seq@n1", held.leaseId(), held.epoch(), 1_700));
+        assertThat(table.sequence("seq@n1")).as("a lease that ended forgets its sequence").isZero();
+        assertThat(apply(call("seq@n1", "call-7", 10, 1_800)).isOk()).as("granted anew").isTrue();
+    }
+
+    @Test
+    @DisplayName("entries of format 5 and older ignore the sequence on replay: a late call raises the epoch, as it did")
+    void sequenceBeforeFormat6() {
+        table.apply(++index, 1, call("old6@n1", "call-1", 300, 1_000), 5);
+        Outcome late = table.apply(++index, 1, call("old6@n1", "call-2", 200, 1_100), 5);
+        assertThat(late.lease().epoch()).isEqualTo(2);
+        assertThat(table.sequence("old6@n1")).isZero();
+    }
+
+    @Test
+    @DisplayName("a snapshot keeps the sequence of the call that made each live epoch: a late copy is refused after a "
+            + "restart too")
+    void sequenceInSnapshot() throws IOException {
+        apply(call("snap6@n1", "call-1", 100, 1_000));
+        apply(call("snap6@n1", "call-3", 300, 1_100));
+        byte[] bytes = bytes(table);
+        LeaseTable restored = LeaseTable.readFrom(new ByteArrayInputStream(bytes));
+        assertThat(bytes(restored)).isEqualTo(bytes);
+        assertThat(restored.sequence("snap6@n1")).isEqualTo(300);
+        assertThat(restored.apply(index + 1, 1, call("snap6@n1", "call-2", 200, 1_200)).code())
+                .isEqualTo(Outcome.Code.FAILED_PRECONDITION);
+    }
+
     @Test
     @DisplayName("release needs the current lease id and epoch; afterwards another runner gets epoch 2")
     void releaseAndRegrant() {
@@ -253,7 +308,9 @@ class LeaseTableTest {
     @Test
     @DisplayName("commands survive their byte form; garbage is refused")
     void commandCodec() {
-        for (Command c : List.of(new Command.Acquire("a@b", "r", "n", "addr", 1_000, 42), new Command.Release("a@b", 3, 4, 5),
+        for (Command c : List.of(new Command.Acquire("a@b", "r", "n", "addr", 1_000, 42),
+                new Command.Acquire("a@b", "r", "n", "addr", 0, "req", "c".repeat(64), 1_764_000_000_000_000L, 43),
+                new Command.Release("a@b", 3, 4, 5),
                 new Command.Expire("a@b", 3, 4, 2, 5), new Command.Revoke("a@b", 6), new Command.Reclaim("a@b", 7),
                 new Command.SetPolicy("a", 2_000, 1_000, 0, 8),
                 new Command.RegisterNode("n1", "h:1", "eu", "1.0", List.of("memory", "redis"),
