@@ -155,9 +155,16 @@ class PartitionTest {
     @Test
     @DisplayName("links flapping at random for a while: holders pinned to one coordinator each lose and take the lease "
             + "in turn; never two believing holders at once, epochs only grow, and all replicas agree after healing")
+    @Timeout(value = 24, unit = TimeUnit.HOURS) // bounded below, by the length asked for
     void flappingLinks() throws Exception {
-        long seed = Long.getLong("partition.seed", System.nanoTime());
         long seconds = Long.getLong("partition.seconds", 15);
+        // the class's 4 minutes would cut a longer run short: this one gets its length plus 3 minutes
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(seconds + 180),
+                () -> flapping(seconds));
+    }
+
+    private void flapping(long seconds) throws Exception {
+        long seed = Long.getLong("partition.seed", System.nanoTime());
         java.util.Random random = new java.util.Random(seed);
         System.out.printf("partition test [flapping]: seed %d, %d s (-Dpartition.seed, -Dpartition.seconds)%n", seed, seconds);
         CoordinationClient all = client(new ArrayList<>(endpoints.values()));
