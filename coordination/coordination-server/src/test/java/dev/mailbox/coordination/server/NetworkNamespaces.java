@@ -18,7 +18,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@link #isolate}: the node's link goes down, nothing in or out;</li>
  *   <li>{@link #deafen}: the node sends but receives nothing from the bridge (policy rule: packets that
  *       arrive on its link are blackholed);</li>
- *   <li>{@link #mute}: the node receives but sends nothing to the subnet (its own packets are blackholed).</li>
+ *   <li>{@link #mute}: the node receives but sends nothing to the subnet (its own packets are blackholed);</li>
+ *   <li>{@link #cutFromPeers}: the node and the other nodes hear nothing from each other, while the bridge's
+ *       address (the test's clients) still reaches it both ways.</li>
  * </ul>
  * {@link #close} deletes the namespaces and the bridge.
  */
@@ -113,14 +115,28 @@ final class NetworkNamespaces implements AutoCloseable {
                 "priority", "101");
     }
 
+    /** The node and the other nodes no longer hear each other; the test's clients still reach the node. */
+    void cutFromPeers(String id) throws IOException {
+        for (String other : nodes.keySet()) {
+            if (!other.equals(id)) {
+                run("ip", "-n", namespace(id), "rule", "add", "from", address(other), "iif", "eth0", "blackhole",
+                        "priority", "102");
+                run("ip", "-n", namespace(id), "rule", "add", "to", address(other), "iif", "lo", "blackhole",
+                        "priority", "102");
+            }
+        }
+    }
+
     /** Undoes every fault on the node. */
     void heal(String id) throws IOException {
         run("ip", "link", "set", hostSide(id), "up");
-        for (String priority : List.of("100", "101")) {
-            try {
-                run("ip", "-n", namespace(id), "rule", "del", "priority", priority);
-            } catch (IllegalStateException absent) {
-                // that fault was not on
+        for (String priority : List.of("100", "101", "102")) {
+            while (true) { // cutFromPeers puts several rules at one priority
+                try {
+                    run("ip", "-n", namespace(id), "rule", "del", "priority", priority);
+                } catch (IllegalStateException absent) {
+                    break; // none (left) of that fault
+                }
             }
         }
     }

@@ -49,6 +49,10 @@ import org.junit.jupiter.api.io.TempDir;
  *       {@link LeaseKeeper} keeps it: see {@link ValidityRecorder}), here and in the flapping run;</li>
  *   <li>after healing, all three replicas hold identical tables at one applied index.</li>
  * </ul>
+ * The holder renews for longer than TTL plus grace before the cut, so that a new leader that went by the
+ * followers' own reckoning of the lease (they see no renewals) instead of restarting every lease's clock
+ * would grant it to another while its holder still holds it. A leader cut off from its peers but not from
+ * its clients answers reads only as their levels say ({@code readLevelsAtCutOffLeader}).
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class PartitionTest {
@@ -67,8 +71,17 @@ class PartitionTest {
     private final Map<String, String> endpoints = new LinkedHashMap<>();
     private final List<AutoCloseable> closing = new ArrayList<>();
 
+    /** A scenario that needs another election timeout than the class's (the shortest; the longest is twice it). */
+    @java.lang.annotation.Retention(java.lang.annotation.RetentionPolicy.RUNTIME)
+    @java.lang.annotation.Target(java.lang.annotation.ElementType.METHOD)
+    @interface ElectionTimeout {
+        long millis();
+    }
+
     @BeforeEach
-    void start() throws Exception {
+    void start(org.junit.jupiter.api.TestInfo test) throws Exception {
+        long electionMs = test.getTestMethod().map(m -> m.getAnnotation(ElectionTimeout.class))
+                .map(ElectionTimeout::millis).orElse(ELECTION_MS);
         Optional<String> why = NetworkNamespaces.unavailable();
         Assumptions.assumeTrue(why.isEmpty(), () -> "partition tests skipped: " + why.orElse(""));
         net = NetworkNamespaces.create(IDS);
@@ -86,7 +99,7 @@ class PartitionTest {
                     "-D" + CoordinatorProcess.WARM_UP_PROPERTY + "=" + (Integer.getInteger("partition.isolations", 0) > 0),
                     "-cp", System.getProperty("java.class.path"), CoordinatorProcess.class.getName()));
             cmd.addAll(CoordinatorProcess.arguments(id, "partition", dir.resolve(id),
-                    new java.net.InetSocketAddress(net.address(id), 7100), Duration.ofMillis(ELECTION_MS), 200,
+                    new java.net.InetSocketAddress(net.address(id), 7100), Duration.ofMillis(electionMs), 200,
                     CoordinatorNode.ClusterState.NEW, raft));
             Path log = dir.resolve(id + ".log");
             processes.put(id, new ProcessBuilder(cmd).redirectErrorStream(true)
@@ -132,6 +145,101 @@ class PartitionTest {
             + "its lease first, and after healing all replicas agree")
     void muteLeader() throws Exception {
         partitionScenario("mute", net::mute);
+    }
+
+    @Test
+    @ElectionTimeout(millis = 3_000) // a leader lease of 2.7 s: reads right after the cut fall inside it
+    @DisplayName("read levels at a leader cut off from its peers but not from its clients: LINEARIZABLE never answers, "
+            + "even inside the leader lease; LEADER_LEASE only while the lease holds; STALE always, with the index it "
+            + "read at; once the others elected and wrote, the old leader still answers only STALE")
+    void readLevelsAtCutOffLeader() throws Exception {
+        CoordinationClient all = client(new ArrayList<>(endpoints.values()));
+        createNamespace(all, "p", POLICY);
+        String leader = awaitLeader();
+        // a TTL that outlasts the scenario: nobody renews it, and it must still be live when the others revoke it
+        Lease lease = all.leases().acquire("p@read", new LeaseHolder("runner-r", "node-r", "10.0.0.4:1"),
+                Duration.ofMinutes(2));
+        CoordinationClient atLeader = CoordinationClient.builder().endpoints(List.of(endpoints.get(leader)))
+                .callTimeout(Duration.ofSeconds(8)).maxAttempts(1).build();
+        closing.add(atLeader);
+        for (dev.mailbox.coordination.ReadConsistency level : dev.mailbox.coordination.ReadConsistency.values()) {
+            assertThat(atLeader.leases().get("p@read", level)).as(level + " before the cut").contains(lease);
+        }
+        net.cutFromPeers(leader);
+        long cut = System.nanoTime();
+        // both at once, inside the lease: a leader that served LINEARIZABLE from its lease would answer it here
+        java.util.concurrent.CompletableFuture<Throwable> linearizableRead = java.util.concurrent.CompletableFuture
+                .supplyAsync(() -> {
+                    try {
+                        atLeader.leases().get("p@read", dev.mailbox.coordination.ReadConsistency.LINEARIZABLE);
+                        return null;
+                    } catch (RuntimeException e) {
+                        return e;
+                    }
+                });
+        long sent = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - cut);
+        Optional<Lease> leased;
+        try {
+            leased = atLeader.leases().get("p@read", dev.mailbox.coordination.ReadConsistency.LEADER_LEASE);
+        } catch (CoordinationException e) {
+            leased = Optional.empty();
+        }
+        Throwable linearizable = linearizableRead.get(60, TimeUnit.SECONDS);
+        System.out.printf("partition test [read levels]: leader %s cut off; LINEARIZABLE answered after %d ms: %s; "
+                + "LEADER_LEASE sent at %d ms: %s%n", leader, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - cut),
+                linearizable, sent, leased.isPresent() ? "answered" : "refused");
+        assertUnavailable(() -> {
+            if (linearizable != null) {
+                throw linearizable;
+            }
+        }, "LINEARIZABLE at the cut-off leader, asked inside its lease");
+        if (sent < 1_000) { // well inside the 2.7 s lease, even on a busy machine
+            assertThat(leased).as("LEADER_LEASE %d ms after the cut, inside the lease", sent).contains(lease);
+        }
+        dev.mailbox.coordination.StaleRead<List<Lease>> before = atLeader.leases().listStale("p");
+        assertThat(before.value()).contains(lease);
+
+        // the others elect a leader and revoke the lease
+        CoordinationClient majority = client(IDS.stream().filter(id -> !id.equals(leader)).map(endpoints::get).toList());
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        Lease revoked;
+        while (true) {
+            try {
+                revoked = majority.leases().revoke("p@read");
+                break;
+            } catch (CoordinationException e) {
+                if (!e.isRetryable() || System.nanoTime() - until > 0) {
+                    throw e;
+                }
+            }
+        }
+        Lease revoking = revoked;
+        assertThat(revoking.epoch()).isGreaterThan(lease.epoch());
+        dev.mailbox.coordination.StaleRead<List<Lease>> stale = atLeader.leases().listStale("p");
+        assertThat(stale.value()).as("STALE at the old leader: what it applied before the cut").contains(lease);
+        assertThat(stale.appliedIndex()).as("and the index it read at, which the others have passed")
+                .isEqualTo(before.appliedIndex());
+        assertUnavailable(() -> atLeader.leases().get("p@read", dev.mailbox.coordination.ReadConsistency.LINEARIZABLE),
+                "LINEARIZABLE at the old leader after the others wrote");
+        assertUnavailable(() -> atLeader.leases().get("p@read", dev.mailbox.coordination.ReadConsistency.LEADER_LEASE),
+                "LEADER_LEASE at the old leader after the others wrote");
+
+        net.heal(leader);
+        awaitIdenticalState(Duration.ofSeconds(60));
+        TestingCluster.await(Duration.ofSeconds(60), () -> {
+            try {
+                return atLeader.leases().get("p@read", dev.mailbox.coordination.ReadConsistency.LINEARIZABLE)
+                        .filter(revoking::equals).isPresent();
+            } catch (CoordinationException e) {
+                return false;
+            }
+        }, "a LINEARIZABLE read through the healed node sees the revoke");
+    }
+
+    private static void assertUnavailable(org.assertj.core.api.ThrowableAssert.ThrowingCallable read, String what) {
+        org.assertj.core.api.Assertions.assertThatThrownBy(read).as(what)
+                .isInstanceOfSatisfying(CoordinationException.class, e -> assertThat(e.reason()).as(what + ": " + e)
+                        .isEqualTo(CoordinationException.Reason.UNAVAILABLE));
     }
 
     @Test
@@ -507,6 +615,12 @@ class PartitionTest {
                 }).build();
         closing.add(a);
         Lease first = a.acquire();
+        // held a while first: the followers' own reckoning of the lease (from the acquire they applied; they see
+        // no renewals) has run out, so a new leader that kept it instead of restarting every lease's clock would
+        // expire the lease early, and B would be granted it while A still holds it
+        long followersDeadline = TimeUnit.MILLISECONDS.toNanos(POLICY.ttl().plus(POLICY.grace()).toMillis());
+        TestingCluster.await(Duration.ofSeconds(60), () -> validity.renewalsAccepted.get() * POLICY.heartbeatInterval()
+                .toNanos() > followersDeadline, "A renewed for longer than TTL plus grace");
 
         long cut = System.nanoTime();
         fault.apply(leader);
