@@ -131,7 +131,7 @@ public final class CoordinatorNode implements AutoCloseable {
 
     private CoordinatorNode(Builder b, Path dataDir) throws IOException {
         Security.check("coordinator " + b.id, b.tls != null, b.access != null, b.requireSecurity,
-                b.controlPlane, b.peers.get(b.id));
+                b.controlPlane, b.raftBind());
         this.id = b.id;
         this.electionTimeoutMax = b.electionTimeoutMax;
         this.dataDir = dataDir;
@@ -203,7 +203,7 @@ public final class CoordinatorNode implements AutoCloseable {
     private static RaftProperties properties(Builder b, Path dataDir) {
         RaftProperties p = new RaftProperties();
         RaftServerConfigKeys.setStorageDir(p, List.of(dataDir.toFile()));
-        InetSocketAddress self = b.peers.get(b.id);
+        InetSocketAddress self = b.raftBind();
         GrpcConfigKeys.Server.setHost(p, self.getHostString());
         GrpcConfigKeys.Server.setPort(p, self.getPort());
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(b.electionTimeoutMin));
@@ -944,6 +944,7 @@ public final class CoordinatorNode implements AutoCloseable {
         private final String id;
         private String cluster = "default";
         private final Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
+        private @Nullable InetSocketAddress raftListen;
         private @Nullable Path dataDir;
         private Duration electionTimeoutMin = DEFAULT_ELECTION_TIMEOUT_MIN;
         private Duration electionTimeoutMax = DEFAULT_ELECTION_TIMEOUT_MAX;
@@ -1067,6 +1068,24 @@ public final class CoordinatorNode implements AutoCloseable {
         public Builder peers(Map<String, InetSocketAddress> peers) {
             peers.forEach(this::peer);
             return this;
+        }
+
+        /**
+         * Where this node's Raft server binds, when the others reach it at another address than its own entry in
+         * {@link #peers} (the address they dial): a port published by a container or NAT, or a proxy in front
+         * of it. Its peer entry stays what the cluster knows it by.
+         *
+         * @param address host and port to bind; default: this node's own peer address
+         * @return this builder
+         */
+        public Builder raftListen(InetSocketAddress address) {
+            this.raftListen = Objects.requireNonNull(address, "address");
+            return this;
+        }
+
+        /** @return where the Raft server binds: {@link #raftListen}, else this node's peer address */
+        InetSocketAddress raftBind() {
+            return raftListen != null ? raftListen : peers.get(id);
         }
 
         /**
@@ -1294,7 +1313,7 @@ public final class CoordinatorNode implements AutoCloseable {
                         + "be at least the longest election timeout (" + electionTimeoutMax.toMillis() + " ms)");
             }
             if (warmUp) {
-                WarmUp.run(id, List.of(peers.get(id), controlPlane));
+                WarmUp.run(id, List.of(raftBind(), controlPlane));
             }
             try {
                 return new CoordinatorNode(this, dir);

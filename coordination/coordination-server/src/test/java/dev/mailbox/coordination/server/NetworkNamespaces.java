@@ -89,6 +89,11 @@ final class NetworkNamespaces implements AutoCloseable {
         }
     }
 
+    /** @return the bridge's address, where this JVM (the test's clients) sits on the network */
+    String bridgeAddress() {
+        return "10." + subnet + ".0.1";
+    }
+
     /** @return the node's address inside its namespace */
     String address(String id) {
         return "10." + subnet + ".0." + nodes.get(id);

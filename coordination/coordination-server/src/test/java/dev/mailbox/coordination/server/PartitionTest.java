@@ -52,7 +52,9 @@ import org.junit.jupiter.api.io.TempDir;
  * The holder renews for longer than TTL plus grace before the cut, so that a new leader that went by the
  * followers' own reckoning of the lease (they see no renewals) instead of restarting every lease's clock
  * would grant it to another while its holder still holds it. A leader cut off from its peers but not from
- * its clients answers reads only as their levels say ({@code readLevelsAtCutOffLeader}).
+ * its clients answers reads only as their levels say ({@code readLevelsAtCutOffLeader}). Delay with jitter
+ * comes from {@link DelayRelays} (this kernel may have no {@code netem}): in that scenario the coordinators
+ * dial each other through relays in this JVM.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class PartitionTest {
@@ -78,10 +80,19 @@ class PartitionTest {
         long millis();
     }
 
+    /** A scenario whose coordinators dial each other through {@link DelayRelays}, which can slow a node's links. */
+    @java.lang.annotation.Retention(java.lang.annotation.RetentionPolicy.RUNTIME)
+    @java.lang.annotation.Target(java.lang.annotation.ElementType.METHOD)
+    @interface ThroughRelays {
+    }
+
+    private DelayRelays relays;
+
     @BeforeEach
     void start(org.junit.jupiter.api.TestInfo test) throws Exception {
         long electionMs = test.getTestMethod().map(m -> m.getAnnotation(ElectionTimeout.class))
                 .map(ElectionTimeout::millis).orElse(ELECTION_MS);
+        boolean relayed = test.getTestMethod().map(m -> m.isAnnotationPresent(ThroughRelays.class)).orElse(false);
         Optional<String> why = NetworkNamespaces.unavailable();
         Assumptions.assumeTrue(why.isEmpty(), () -> "partition tests skipped: " + why.orElse(""));
         net = NetworkNamespaces.create(IDS);
@@ -92,15 +103,23 @@ class PartitionTest {
         for (String id : IDS) {
             raft.put(id, new java.net.InetSocketAddress(net.address(id), 7000));
         }
+        Map<String, java.net.InetSocketAddress> dialled = raft;
+        if (relayed) {
+            relays = new DelayRelays(net.bridgeAddress(), raft);
+            dialled = relays.advertised();
+        }
         for (String id : IDS) {
             List<String> cmd = new ArrayList<>(net.exec(id));
             cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
+                    // the others know it by its relay's address; it binds its own
+                    "-D" + CoordinatorProcess.RAFT_LISTEN_PROPERTY + "=" + raft.get(id).getHostString() + ":"
+                            + raft.get(id).getPort(),
                     // timed runs warm up as mailboxctl's coordinators do: else a survivor's first term is slower
                     "-D" + CoordinatorProcess.WARM_UP_PROPERTY + "=" + (Integer.getInteger("partition.isolations", 0) > 0),
                     "-cp", System.getProperty("java.class.path"), CoordinatorProcess.class.getName()));
             cmd.addAll(CoordinatorProcess.arguments(id, "partition", dir.resolve(id),
                     new java.net.InetSocketAddress(net.address(id), 7100), Duration.ofMillis(electionMs), 200,
-                    CoordinatorNode.ClusterState.NEW, raft));
+                    CoordinatorNode.ClusterState.NEW, dialled));
             Path log = dir.resolve(id + ".log");
             processes.put(id, new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start());
@@ -120,6 +139,9 @@ class PartitionTest {
         processes.values().forEach(Process::destroyForcibly);
         for (Process p : processes.values()) {
             p.waitFor(30, TimeUnit.SECONDS);
+        }
+        if (relays != null) {
+            relays.close();
         }
         if (net != null) {
             net.close();
@@ -268,13 +290,36 @@ class PartitionTest {
         long seconds = Long.getLong("partition.seconds", 15);
         // the class's 4 minutes would cut a longer run short: this one gets its length plus 3 minutes
         org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(seconds + 180),
-                () -> flapping(seconds));
+                () -> churn("flapping", seconds, net::isolate, net::heal));
     }
 
-    private void flapping(long seconds) throws Exception {
+    @Test
+    @ThroughRelays
+    @Timeout(value = 24, unit = TimeUnit.HOURS) // bounded below, by the length asked for
+    @DisplayName("links of one coordinator at a time delayed 100-300 ms with jitter for 1-3 s, then healed: holders "
+            + "pinned to one coordinator each lose and take the lease in turn; never two believing holders at once, "
+            + "epochs only grow, no renewal refused early, and all replicas agree after healing")
+    void delayedLinks() throws Exception {
+        long seconds = Long.getLong("partition.seconds", 15);
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(seconds + 180),
+                () -> churn("delayed", seconds, id -> relays.delay(id, 100, 300), relays::heal));
+        long[] chunks = relays.chunks();
+        System.out.printf("partition test [delayed]: the relays forwarded %d chunks between coordinators, %d of them "
+                + "delayed%n", chunks[0], chunks[1]);
+        assertThat(chunks[1]).as("chunks delayed: the coordinators talked through the relays, and the fault held them")
+                .isPositive();
+    }
+
+    /**
+     * Faults one coordinator at a time, chosen at random, for 1-3 s, then heals it for 1-3 s, for the given
+     * time, while a holder pinned to each coordinator acquires, holds and re-takes one lease; then checks the
+     * history.
+     */
+    private void churn(String name, long seconds, Fault fault, Fault heal) throws Exception {
         long seed = Long.getLong("partition.seed", System.nanoTime());
         java.util.Random random = new java.util.Random(seed);
-        System.out.printf("partition test [flapping]: seed %d, %d s (-Dpartition.seed, -Dpartition.seconds)%n", seed, seconds);
+        System.out.printf("partition test [%s]: seed %d, %d s (-Dpartition.seed, -Dpartition.seconds)%n", name, seed,
+                seconds);
         CoordinationClient all = client(new ArrayList<>(endpoints.values()));
         createNamespace(all, "f", new LeasePolicy(Duration.ofSeconds(2), Duration.ofMillis(500), Duration.ofMillis(500)));
         String mailbox = "f@flap";
@@ -293,9 +338,9 @@ class PartitionTest {
         int flaps = 0;
         while (System.nanoTime() - end < 0) {
             String victim = IDS.get(random.nextInt(IDS.size()));
-            net.isolate(victim);
+            fault.apply(victim);
             Thread.sleep(1_000 + random.nextInt(2_000)); // the fault's length is the scenario, not a wait for a result
-            net.heal(victim);
+            heal.apply(victim);
             Thread.sleep(1_000 + random.nextInt(2_000));
             flaps++;
         }
@@ -308,7 +353,7 @@ class PartitionTest {
             history = new ArrayList<>(beliefs);
         }
         history.sort(java.util.Comparator.comparingLong(Belief::from));
-        System.out.printf("partition test [flapping]: %d flaps, %d grants: %s%n", flaps, history.size(), history);
+        System.out.printf("partition test [%s]: %d faults, %d grants: %s%n", name, flaps, history.size(), history);
         assertThat(history).as("the lease was granted").isNotEmpty();
         for (int i = 1; i < history.size(); i++) {
             Belief before = history.get(i - 1);
@@ -317,15 +362,11 @@ class PartitionTest {
             assertThat(before.to()).as("one believing holder at a time: " + before + " then " + next)
                     .isLessThanOrEqualTo(next.from());
         }
-        validity.assertNoEarlyRefusal("flapping");
+        validity.assertNoEarlyRefusal(name);
         assertThat(validity.renewalsAccepted.get()).as("renewals got through at all").isPositive();
-        IDS.forEach(id -> {
-            try {
-                net.heal(id);
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        });
+        for (String id : IDS) {
+            heal.apply(id);
+        }
         awaitIdenticalState(Duration.ofSeconds(60));
     }
 

@@ -19,6 +19,12 @@ public final class CoordinatorProcess {
     /** The system property that turns on {@link CoordinatorNode.Builder#warmUp} in the child (default off). */
     public static final String WARM_UP_PROPERTY = "mailbox.coordinator.warmUp";
 
+    /**
+     * The system property that makes the child's Raft server bind at another address ({@code host:port}) than
+     * its own peer address ({@link CoordinatorNode.Builder#raftListen}); default: its peer address.
+     */
+    public static final String RAFT_LISTEN_PROPERTY = "mailbox.coordinator.raftListen";
+
     /** What the process prints once it serves. */
     public static final String READY = "READY";
 
@@ -69,11 +75,16 @@ public final class CoordinatorProcess {
             String[] kv = args[i].split("=", 2);
             peers.put(kv[0], address(kv[1]));
         }
-        CoordinatorNode node = CoordinatorNode.builder(args[0]).cluster(args[1]).dataDir(Path.of(args[2]))
+        CoordinatorNode.Builder builder = CoordinatorNode.builder(args[0]).cluster(args[1]).dataDir(Path.of(args[2]))
                 .controlPlane(address(args[3]))
                 .electionTimeout(Duration.ofMillis(Long.parseLong(args[4]))).snapshotEvery(Long.parseLong(args[5]))
                 .clusterState(CoordinatorNode.ClusterState.valueOf(args[6])).peers(peers)
-                .warmUp(Boolean.getBoolean(WARM_UP_PROPERTY)).start();
+                .warmUp(Boolean.getBoolean(WARM_UP_PROPERTY));
+        String listen = System.getProperty(RAFT_LISTEN_PROPERTY);
+        if (listen != null) {
+            builder.raftListen(address(listen));
+        }
+        CoordinatorNode node = builder.start();
         Runtime.getRuntime().addShutdownHook(new Thread(node::close, "coordinator-shutdown"));
         System.out.println(READY + " " + args[0]);
         System.out.flush();
