@@ -91,6 +91,11 @@ final class CoordinationCommands {
         @Option(names = "--raft", description = "this node's Raft address (default: 127.0.0.1:7000)")
         String raft;
 
+        @Option(names = "--raft-listen", description = "where this node's Raft server binds, when the others reach "
+                + "it at another address (--raft, which they dial): a port published by a container or NAT, or a "
+                + "proxy in front of it (default: the --raft address)")
+        String raftListen;
+
         @Option(names = "--control-plane", description = "the gRPC control plane address (default: 127.0.0.1:7100)")
         String controlPlane;
 
@@ -204,6 +209,10 @@ final class CoordinationCommands {
             CoordinatorNode.Builder b = CoordinatorNode.builder(nodeId).cluster(name).peers(members).dataDir(dir)
                     .controlPlane(address(plane, "--control-plane")).clusterState(state)
                     .requireSecurity(security.require(p));
+            String listen = raftListen != null ? raftListen : p.getProperty("raft-listen");
+            if (listen != null) {
+                b.raftListen(address(listen, "--raft-listen"));
+            }
             try {
                 raftSettings(this, b, p);
             } catch (IllegalArgumentException e) {
@@ -235,7 +244,8 @@ final class CoordinationCommands {
             CoordinatorNode node = b.start();
             PrintWriter out = spec.commandLine().getOut();
             out.printf("coordinator %s of cluster '%s' (%d member(s)): raft %s, control plane %s%s, data %s%n", nodeId,
-                    name, members.size(), self, node.controlPlaneAddress(), endpoint == null ? ""
+                    name, members.size(), listen == null ? self : self + " (bound at " + listen + ")",
+                    node.controlPlaneAddress(), endpoint == null ? ""
                             : ", metrics http://" + endpoint.address().getHostString() + ":"
                                     + endpoint.address().getPort() + "/metrics", dir.toAbsolutePath());
             out.flush();

@@ -1,6 +1,7 @@
 package dev.mailbox.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -146,16 +147,19 @@ class CoordinatedCommandsTest {
         int raft;
         int plane;
         int metrics;
+        int listen;
         try (java.net.ServerSocket a = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
              java.net.ServerSocket b = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
-             java.net.ServerSocket c = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+             java.net.ServerSocket c = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+             java.net.ServerSocket d = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             raft = a.getLocalPort();
             plane = b.getLocalPort();
             metrics = c.getLocalPort();
+            listen = d.getLocalPort();
         }
         java.nio.file.Path config = dir.resolve("c.properties");
         Files.writeString(config, "id=s1\ncluster=cli\nraft=127.0.0.1:" + raft + "\ncontrol-plane=127.0.0.1:" + plane
-                + "\nmetrics=127.0.0.1:" + metrics + "\ndata-dir=" + dir.resolve("data").toString().replace("\\", "/")
+                + "\nmetrics=127.0.0.1:" + metrics + "\nraft-listen=127.0.0.1:" + listen + "\ndata-dir=" + dir.resolve("data").toString().replace("\\", "/")
                 + "\nelection-timeout-min-ms=200\nelection-timeout-max-ms=400\npre-vote=true\nleader-lease-ratio=0.8"
                 + "\nsnapshot-every=5000\nsnapshot-retention=3\nread-consistency=get-lease=stale,list-routes=linearizable"
                 + "\nlog-segment-bytes=1048576\n");
@@ -174,7 +178,14 @@ class CoordinatedCommandsTest {
             }
             assertThat(status.out()).containsPattern("s1\\s+127.0.0.1:" + plane + "\\s+LEADER\\s+s1");
             assertThat(Files.readString(dir.resolve("out.log"))).contains("coordinator s1 of cluster 'cli'")
+                    .contains("raft 127.0.0.1:" + raft + " (bound at 127.0.0.1:" + listen + ")")
                     .contains("metrics http://127.0.0.1:" + metrics + "/metrics");
+            // raft-listen: the Raft server binds there; the address the cluster knows it by is only dialled
+            try (java.net.Socket bound = new java.net.Socket("127.0.0.1", listen)) {
+                assertThat(bound.isConnected()).isTrue();
+            }
+            assertThatThrownBy(() -> new java.net.Socket("127.0.0.1", raft).close())
+                    .isInstanceOf(java.net.ConnectException.class);
             java.net.http.HttpResponse<String> scrape = java.net.http.HttpClient.newHttpClient().send(
                     java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + metrics
                             + "/metrics")).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
