@@ -281,17 +281,12 @@ public final class LeaseTable {
                 }
                 List<String> earlier = superseded.getOrDefault(a.mailboxId(), List.of());
                 if (entryFormat >= 5 && !a.requestId().isEmpty() && earlier.contains(a.requestId())) {
-                    return Outcome.refused(held, "a late copy of an earlier acquire of mailbox '" + a.mailboxId()
-                            + "' by runner '" + a.runnerId() + "' (request " + a.requestId() + "): the runner has "
-                            + "acquired it again since (lease " + held.leaseId() + ", epoch " + held.epoch()
-                            + "); nothing changed");
+                    return lateCopy(held, a, "request " + a.requestId(), "");
                 }
                 long made = sequences.getOrDefault(a.mailboxId(), 0L);
                 if (entryFormat >= 6 && a.sequence() != 0 && Long.compareUnsigned(a.sequence(), made) < 0) {
-                    return Outcome.refused(held, "a late copy of an earlier acquire of mailbox '" + a.mailboxId()
-                            + "' by runner '" + a.runnerId() + "' (request " + a.requestId() + ", call " + a.sequence()
-                            + "): the runner has acquired it again since, in a later call (" + made + "; lease "
-                            + held.leaseId() + ", epoch " + held.epoch() + "); nothing changed");
+                    return lateCopy(held, a, "request " + a.requestId() + ", call " + a.sequence(),
+                            ", in a later call (" + made + ";");
                 }
                 if (entryFormat >= 5) {
                     String before = requestIds.getOrDefault(a.mailboxId(), "");
@@ -344,10 +339,7 @@ public final class LeaseTable {
         }
         Lease ended = copy(held, to, held.epoch(), time);
         current.put(mailboxId, ended);
-        requestIds.remove(mailboxId);
-        superseded.remove(mailboxId);
-        sequences.remove(mailboxId);
-        secretHashes.remove(mailboxId);
+        forgetHolder(mailboxId);
         return Outcome.ok(ended);
     }
 
@@ -365,10 +357,7 @@ public final class LeaseTable {
         }
         Lease revoking = copy(held, LeaseState.REVOKING, held.epoch() + 1, 0);
         current.put(mailboxId, revoking);
-        requestIds.remove(mailboxId);
-        superseded.remove(mailboxId);
-        sequences.remove(mailboxId);
-        secretHashes.remove(mailboxId);
+        forgetHolder(mailboxId);
         return Outcome.ok(revoking);
     }
 
@@ -780,6 +769,26 @@ public final class LeaseTable {
      */
     long sequence(String mailboxId) {
         return sequences.getOrDefault(mailboxId, 0L);
+    }
+
+    /**
+     * Refuses a same-holder acquire that an acquire made after it has overtaken.
+     *
+     * @param call  how the late call is known (its request id, and its sequence where that told)
+     * @param later how the later call is named before the lease, ending with an opening of the parenthesis
+     */
+    private static Outcome lateCopy(Lease held, Command.Acquire a, String call, String later) {
+        return Outcome.refused(held, "a late copy of an earlier acquire of mailbox '" + a.mailboxId() + "' by runner '"
+                + a.runnerId() + "' (" + call + "): the runner has acquired it again since" + (later.isEmpty() ? " ("
+                : later + " ") + "lease " + held.leaseId() + ", epoch " + held.epoch() + "); nothing changed");
+    }
+
+    /** The lease is no longer live: what tied it to its holder's calls and secret goes with it. */
+    private void forgetHolder(String mailboxId) {
+        requestIds.remove(mailboxId);
+        superseded.remove(mailboxId);
+        sequences.remove(mailboxId);
+        secretHashes.remove(mailboxId);
     }
 
     /** The acquire just granted made the current epoch: later, only calls made after it may raise it. */
