@@ -593,6 +593,11 @@ public final class CoordinatorNode implements AutoCloseable {
                     } else if (o.isOk()) {
                         LOG.info("lease {} of mailbox '{}' expired (epoch {})", expire.leaseId(), expire.mailboxId(),
                                 expire.epoch());
+                    } else {
+                        // the lease moved on between the decision and the commit (its holder acquired it again,
+                        // or released it): the expiry names the epoch it was decided for and is fenced by it
+                        LOG.info("expiry of lease {} of mailbox '{}' (epoch {}) not applied: {}", expire.leaseId(),
+                                expire.mailboxId(), expire.epoch(), o.message());
                     }
                 });
             }

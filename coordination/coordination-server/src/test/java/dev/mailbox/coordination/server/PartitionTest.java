@@ -53,8 +53,9 @@ import org.junit.jupiter.api.io.TempDir;
  * followers' own reckoning of the lease (they see no renewals) instead of restarting every lease's clock
  * would grant it to another while its holder still holds it. A leader cut off from its peers but not from
  * its clients answers reads only as their levels say ({@code readLevelsAtCutOffLeader}). Delay with jitter
- * comes from {@link DelayRelays} (this kernel may have no {@code netem}): in that scenario the coordinators
- * dial each other through relays in this JVM.
+ * comes from {@link DelayRelays} (this kernel may have no {@code netem}): in those scenarios the coordinators
+ * dial each other through relays in this JVM. Slowed links also make a late expiry ({@code lateExpiry}): one
+ * the leader decides while the holder's own acquire is still being committed; the epoch it names fences it.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class PartitionTest {
@@ -308,6 +309,61 @@ class PartitionTest {
                 + "delayed%n", chunks[0], chunks[1]);
         assertThat(chunks[1]).as("chunks delayed: the coordinators talked through the relays, and the fault held them")
                 .isPositive();
+    }
+
+    @Test
+    @ThroughRelays
+    @ElectionTimeout(millis = 1_500) // links slowed to 250 ms each way must not cost the leader its term
+    @DisplayName("a late expiry: the leader decides to expire a lease while its holder's own acquire of it, slowed by "
+            + "the links, is still being committed; the expiry names the epoch it was decided for and is fenced by "
+            + "it, so the holder keeps the lease it was granted")
+    void lateExpiry() throws Exception {
+        LeasePolicy policy = new LeasePolicy(Duration.ofSeconds(2), Duration.ofMillis(500), Duration.ofMillis(500));
+        createNamespace(client(new ArrayList<>(endpoints.values())), "late", policy);
+        String leader = awaitLeader();
+        String mailbox = "late@expiry";
+        Leases viaLeader = client(List.of(endpoints.get(leader))).leases();
+        LeaseHolder holder = new LeaseHolder("runner-late", "node-late", "10.0.0.4:1");
+        Lease first = viaLeader.acquire(mailbox, holder);
+        viaLeader.renew(first);
+        // the leader set its deadline for the lease while it answered that renewal: TTL plus grace from then
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(policy.ttl().plus(policy.grace()).toMillis());
+        relays.delay(leader, 250, 250); // a commit now takes two slowed hops: about 500 ms
+        // the holder acquires again 150 ms before that deadline: the leader appends the acquire in time, but it
+        // commits only after the deadline has passed there, so the sweeper decides to expire the old epoch
+        // meanwhile. The wait is the scenario's timing, not a wait for a result.
+        java.util.concurrent.locks.LockSupport.parkNanos(deadline - TimeUnit.MILLISECONDS.toNanos(150) - System.nanoTime());
+        long sent = System.nanoTime();
+        Lease again = viaLeader.acquire(mailbox, holder);
+        relays.heal(leader);
+        System.out.printf("partition test [late expiry]: %s acquired again as epoch %d, %d ms after the call%n",
+                mailbox, again.epoch(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent));
+        assertThat(again.leaseId()).as("the same holder keeps its lease").isEqualTo(first.leaseId());
+        assertThat(again.epoch()).as("under a new epoch").isEqualTo(first.epoch() + 1);
+
+        // the expiry decided for the old epoch must not end the new one: the holder is entitled to the new epoch
+        // for a TTL from its call, renews, and is never refused
+        long validUntil = sent + TimeUnit.MILLISECONDS.toNanos(again.ttlMillis());
+        int renewals = 0;
+        while (System.nanoTime() - validUntil < 0 || renewals < 3) {
+            Lease renewed = viaLeader.renew(again);
+            assertThat(renewed.epoch()).as("renewed in the epoch it was granted").isEqualTo(again.epoch());
+            renewals++;
+            java.util.concurrent.locks.LockSupport.parkNanos(policy.heartbeatInterval().toNanos()); // its heartbeat
+        }
+        assertThat(viaLeader.get(mailbox, dev.mailbox.coordination.ReadConsistency.LINEARIZABLE))
+                .as("the lease after the late expiry").hasValueSatisfying(l -> {
+                    assertThat(l.epoch()).isEqualTo(again.epoch());
+                    assertThat(l.state()).isEqualTo(dev.mailbox.coordination.LeaseState.ACTIVE);
+                });
+        // and the scenario happened: the expiry, decided for the old epoch, was committed after the acquire
+        Path log = dir.resolve(leader + ".log");
+        String fenced = "expiry of lease " + first.leaseId() + " of mailbox '" + mailbox + "' (epoch " + first.epoch()
+                + ") not applied";
+        TestingCluster.await(Duration.ofSeconds(10), () -> read(log).contains(fenced),
+                "the leader's log to show the late expiry fenced (\"" + fenced + "\"); the leader logged: "
+                        + read(log).lines().filter(l -> l.contains(mailbox)).toList());
+        awaitIdenticalState(Duration.ofSeconds(60));
     }
 
     /**
