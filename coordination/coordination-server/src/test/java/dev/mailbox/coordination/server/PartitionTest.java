@@ -313,7 +313,7 @@ class PartitionTest {
 
     @Test
     @ThroughRelays
-    @ElectionTimeout(millis = 1_500) // links slowed to 250 ms each way must not cost the leader its term
+    @ElectionTimeout(millis = 1_500) // links slowed to 300 ms each way must not cost the leader its term
     @DisplayName("a late expiry: the leader decides to expire a lease while its holder's own acquire of it, slowed by "
             + "the links, is still being committed; the expiry names the epoch it was decided for and is fenced by "
             + "it, so the holder keeps the lease it was granted")
@@ -328,11 +328,11 @@ class PartitionTest {
         viaLeader.renew(first);
         // the leader set its deadline for the lease while it answered that renewal: TTL plus grace from then
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(policy.ttl().plus(policy.grace()).toMillis());
-        relays.delay(leader, 250, 250); // a commit now takes two slowed hops: about 500 ms
-        // the holder acquires again 150 ms before that deadline: the leader appends the acquire in time, but it
-        // commits only after the deadline has passed there, so the sweeper decides to expire the old epoch
-        // meanwhile. The wait is the scenario's timing, not a wait for a result.
-        java.util.concurrent.locks.LockSupport.parkNanos(deadline - TimeUnit.MILLISECONDS.toNanos(150) - System.nanoTime());
+        relays.delay(leader, 300, 300); // a commit now takes two slowed hops: 600 ms or more
+        // the holder acquires again 300 ms before that deadline: the leader appends the acquire in time, but it
+        // commits only after the deadline has passed there (about 300 ms after), so the sweeper decides to expire
+        // the old epoch meanwhile. The wait is the scenario's timing, not a wait for a result.
+        java.util.concurrent.locks.LockSupport.parkNanos(deadline - TimeUnit.MILLISECONDS.toNanos(300) - System.nanoTime());
         long sent = System.nanoTime();
         Lease again = viaLeader.acquire(mailbox, holder);
         relays.heal(leader);
