@@ -313,7 +313,7 @@ class PartitionTest {
 
     @Test
     @ThroughRelays
-    @ElectionTimeout(millis = 1_500) // links slowed to 300 ms each way must not cost the leader its term
+    @ElectionTimeout(millis = 3_000) // links slowed to 300 ms each way must not cost the leader its term, by far
     @DisplayName("a late expiry: the leader decides to expire a lease while its holder's own acquire of it, slowed by "
             + "the links, is still being committed; the expiry names the epoch it was decided for and is fenced by "
             + "it, so the holder keeps the lease it was granted")
