@@ -73,7 +73,8 @@ class MainLoopTest {
             requests.send(MainLoopRequest.of(new Order("cherry", 1)));
         }
         // every task the common pool runs for a submitter counts as a steal; its upkeep scheduled there (the
-        // cache's default) cost a thread wake-up per request, a tenth of a request's context switches over Redis
+        // cache's default) cost a thread wake-up per request, about a tenth of a call's context switches in the
+        // peer harness
         long before = java.util.concurrent.ForkJoinPool.commonPool().getStealCount();
         assertThat(loop.run(n)).isEqualTo(n);
         long ran = java.util.concurrent.ForkJoinPool.commonPool().getStealCount() - before;
