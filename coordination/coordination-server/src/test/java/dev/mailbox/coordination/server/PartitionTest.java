@@ -327,7 +327,7 @@ class PartitionTest {
         Lease first = viaLeader.acquire(mailbox, holder);
         viaLeader.renew(first);
         // the leader set its deadline for the lease while it answered that renewal: TTL plus grace from then
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(policy.ttl().plus(policy.grace()).toMillis());
+        long deadline = System.nanoTime() + policy.ttl().plus(policy.grace()).toNanos();
         relays.delay(leader, 300, 300); // a commit now takes two slowed hops: 600 ms or more
         // the holder acquires again 300 ms before that deadline: the leader appends the acquire in time, but it
         // commits only after the deadline has passed there (about 300 ms after), so the sweeper decides to expire
