@@ -56,22 +56,32 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <h2>Threads</h2>
- * {@link #run()} receives on the calling thread and runs handlers on {@code concurrency} worker threads
- * of its own; one more thread extends visibility and enforces deadlines. It receives only as many
- * requests as it has idle workers, so nothing waits in memory while it could be taken by another
- * runner. At concurrency 1 (the default) the one worker receives as well, runs the handler and receives
- * again, so a request costs no thread hand-off; the calling thread then only waits, and at shutdown
- * still keeps the grace period, interrupts a handler past it, hands its request back and returns. Either
- * way handlers run on a worker thread, never on the caller's, and an interrupt of the caller's thread
- * stops the loop (handlers get the grace period) without interrupting a handler. A loop runs on one
- * thread at a time and can be run again after {@code run} returns, until it is closed.
+ * {@link #run()} runs handlers on {@code concurrency} worker threads of its own; one more thread extends
+ * visibility and enforces deadlines. It receives only as many requests as it has idle workers, so nothing
+ * waits in memory while it could be taken by another runner. How it receives depends on how many requests
+ * one receive call may take ({@link Builder#receiveBatch}, never more than {@code concurrency}):
+ * <ul>
+ *   <li><b>One</b> (concurrency 1, the default, or {@code receiveBatch(1)}): every worker receives for
+ *       itself, runs the handler and receives again, so a request costs no thread hand-off; a finished
+ *       request's acknowledgement rides on that worker's next receive. Each idle worker keeps a receive
+ *       call open (on Redis a waiter on the mailbox's one subscription; on SQS one long poll each).</li>
+ *   <li><b>More</b>: the calling thread receives up to that many at once, as many as there are idle
+ *       workers, and hands each request to a worker: fewer receive calls (what SQS charges for), one
+ *       thread hand-off per request.</li>
+ * </ul>
+ * Where the workers receive, the calling thread only waits; at shutdown it still keeps the grace period,
+ * interrupts a handler past it, hands its request back and returns, and a worker's receive failing for
+ * good stops the loop and is what {@code run} throws. Either way handlers run on a worker thread, never on
+ * the caller's, and an interrupt of the caller's thread stops the loop (handlers get the grace period)
+ * without interrupting a handler. A loop runs on one thread at a time and can be run again after
+ * {@code run} returns, until it is closed.
  *
  * <h2>Round trips</h2>
  * When every worker is busy, the receiving thread waits for one to finish and then receives at once; a
  * worker that finishes then leaves its acknowledgement (sent after the reply, as always) to that receive,
- * which carries it ({@link Mailbox#acknowledgeAndReceive}: on Redis one round trip for both); at
- * concurrency 1 every acknowledgement rides on the worker's next receive, and one left when the loop
- * ends goes in a batch before {@code run} returns. Otherwise, and once the loop stops, workers
+ * which carries it ({@link Mailbox#acknowledgeAndReceive}: on Redis one round trip for both); where the
+ * workers receive, every acknowledgement rides on its worker's next receive, and those left when the loop
+ * ends go in batches before {@code run} returns. Otherwise, and once the loop stops, workers
  * acknowledge on their own. A handle found stale either way is
  * logged, and the request, if it comes back, is answered from memory.
  *
@@ -469,7 +479,8 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
 
         /**
          * @param batch the most requests one receive call takes, 1 to 10 (default 10; never more than
-         *              there are idle handlers)
+         *              there are idle handlers). With 1, every worker receives for itself (see the class
+         *              comment, <i>Threads</i>): no hand-off per request, one receive call per request
          * @return this builder
          */
         public Builder<Req, Res> receiveBatch(int batch) {

@@ -9,9 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -35,38 +33,39 @@ final class Run<Req, Res> {
     /** How often a running request's visibility is extended: a third of the visibility timeout. */
     final long extendEveryNanos;
     /**
-     * Whether the one worker receives as well as runs the handlers (concurrency 1): it could not take a
-     * second request while its handler runs anyway, so a receiving thread that hands each request to it
-     * would only add a thread wake-up per request. The thread that called {@code run} then only waits, and
-     * drains at the end: the grace period, the interrupt of a handler past it and the handing back of its
-     * request stay with that thread, and handlers still run on a worker, never on the caller's thread.
+     * Whether every worker receives for itself, one request at a time, and runs that request's task (the
+     * loop takes one request per receive call: concurrency 1, or {@code receiveBatch(1)}). A receiving thread
+     * that handed each request to a worker would only add a thread wake-up per request. The thread that
+     * called {@code run} then only waits, and drains at the end: the grace period, the interrupt of a handler
+     * past it and the handing back of its request stay with that thread, and handlers still run on a worker,
+     * never on the caller's thread.
      */
-    private final boolean workerReceives;
+    private final boolean workersReceive;
+    /** Receive calls this run may still make ({@link MainLoop#run(long)}), shared by its receivers. */
+    private final AtomicLong receivesLeft = new AtomicLong();
     private final AtomicLong taken = new AtomicLong();
 
     /**
-     * Acknowledgements that finishing tasks handed to the runner, to go with its next receive
+     * Acknowledgements that finishing tasks handed to a receiver, to go with its next receive
      * ({@link dev.mailbox.api.Mailbox#acknowledgeAndReceive}): one round trip per request instead of two
-     * on Redis. A task hands its acknowledgement over only while the runner waits for a free slot, so the
-     * receive it rides on starts as soon as that task's slot is released and never waits for it; at
-     * concurrency 1 the task runs on the receiving worker itself, whose next receive follows it at once.
+     * on Redis. A task hands its acknowledgement over only while its receiver waits for a free slot, so the
+     * receive it rides on starts as soon as that task's slot is released and never waits for it; where
+     * workers receive, the task runs on its receiver itself, whose next receive follows it at once.
      * Once the drain has sent what was handed over ({@link #flushSettles}), tasks acknowledge on their own.
      */
     private final Object settleLock = new Object();
-    private final List<Message<MainLoopRequest<Req>>> toSettle = new ArrayList<>(); // guarded by settleLock
-    private boolean takingSettles; // guarded by settleLock: the runner waits for a slot, then receives
     private boolean settlesClosed; // guarded by settleLock: drained; from now on tasks acknowledge on their own
+    private final List<Receiver> receivers = new ArrayList<>(); // guarded by this
 
     private boolean stopping; // guarded by this
-    private boolean receiving; // guarded by this: the receiving thread may be interrupted only then
-    private @Nullable Thread receiver; // guarded by this: the thread that receives
-    private boolean receiverDone; // guarded by this: the worker that received has left its loop
+    private int receiversDone; // guarded by this: receivers that have left their loop (workers receiving)
+    private @Nullable Throwable failure; // guarded by this: what ended a receiver's loop for the whole run
     private long graceNanos; // guarded by this
 
     Run(MainLoop<Req, Res> loop, dev.mailbox.api.Mailbox<MainLoopRequest<Req>> source) {
         this.loop = loop;
         this.source = source;
-        this.workerReceives = loop.concurrency == 1;
+        this.workersReceive = loop.receiveOptions.maxMessages() == 1;
         this.slots = new MainLoop.Slots(loop.concurrency);
         this.workers = loop.newWorkers();
         this.timers = loop.newTimers();
@@ -83,10 +82,12 @@ final class Run<Req, Res> {
             stopping = true;
             graceNanos = grace.toNanos();
         }
-        if (receiving && receiver != null) {
-            receiver.interrupt();
+        for (Receiver r : receivers) {
+            if (r.receiving && r.thread != null) {
+                r.thread.interrupt();
+            }
         }
-        notifyAll(); // a runner waiting for its receiving worker drains now
+        notifyAll(); // a runner waiting for its receiving workers drains now
     }
 
     synchronized boolean stopping() {
@@ -94,13 +95,14 @@ final class Run<Req, Res> {
     }
 
     long loop(long maxIterations) {
-        if (workerReceives) {
-            return loopOnWorker(maxIterations);
+        receivesLeft.set(maxIterations);
+        if (workersReceive) {
+            return loopOnWorkers();
         }
         boolean interrupted = false;
         boolean failed = true;
         try {
-            interrupted = receiveLoop(maxIterations, false);
+            interrupted = receiveLoop(newReceiver(), false);
             failed = false;
         } finally {
             drain(failed || stopping() || interrupted);
@@ -112,89 +114,112 @@ final class Run<Req, Res> {
     }
 
     /**
-     * Concurrency 1: the worker receives and runs each request's task itself (see {@link #workerReceives});
-     * this thread waits until the worker's loop ends or the run is stopped, and then drains as
-     * {@link #loop} does, so a handler that outlives the grace period is interrupted and handed back, and
-     * {@code run} returns, as with any concurrency. An interrupt of this thread stops the run.
+     * Every worker receives and runs each request's task itself (see {@link #workersReceive}); this thread
+     * waits until their loops end or the run is stopped, and then drains as {@link #loop} does, so a handler
+     * that outlives the grace period is interrupted and handed back, and {@code run} returns, as with a
+     * receiving thread. An interrupt of this thread stops the run; so does a receiver's failure, which
+     * {@code run} then throws once the others have had the grace period.
      */
-    private long loopOnWorker(long maxIterations) {
+    private long loopOnWorkers() {
         boolean interrupted = false;
-        boolean failed = true;
         try {
-            Future<Boolean> worker = workers.submit(() -> {
-                try {
-                    return receiveLoop(maxIterations, true);
-                } finally {
-                    synchronized (this) {
-                        receiverDone = true;
-                        notifyAll();
+            for (int i = 0; i < loop.concurrency; i++) {
+                Receiver receiver = newReceiver();
+                workers.execute(() -> {
+                    Throwable thrown = null;
+                    boolean cut = false;
+                    try {
+                        cut = receiveLoop(receiver, true);
+                    } catch (RuntimeException | Error e) {
+                        thrown = e;
+                    } finally {
+                        receiverDone(thrown, cut);
                     }
-                }
-            });
-            boolean done;
+                });
+            }
             synchronized (this) {
-                while (!receiverDone && !stopping) {
+                while (receiversDone < loop.concurrency && !stopping) {
                     wait();
                 }
-                done = receiverDone;
             }
-            if (done) { // its outcome follows at once
-                try {
-                    worker.get();
-                } catch (ExecutionException e) {
-                    if (e.getCause() instanceof RuntimeException r) {
-                        throw r;
-                    }
-                    if (e.getCause() instanceof Error err) {
-                        throw err;
-                    }
-                    throw new IllegalStateException(e.getCause());
-                }
-            }
-            failed = false;
         } catch (InterruptedException e) {
             // the caller's interrupt stops the run, as it does while the caller's thread receives itself
             interrupted = !stopping();
             stop(loop.grace);
         } finally {
-            drain(failed || stopping() || interrupted);
+            drain(stopping() || interrupted);
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+        }
+        Throwable failed;
+        synchronized (this) {
+            failed = failure;
+        }
+        if (failed instanceof RuntimeException r) {
+            throw r;
+        }
+        if (failed instanceof Error e) {
+            throw e;
         }
         return taken.get();
     }
 
     /**
-     * Receives and starts tasks until {@code maxIterations} receives, a stop or a failure.
+     * A receiving worker has left its loop. Receives running out end every receiver's loop by themselves;
+     * a failure, or an interrupt that did not come from {@link #stop}, stops the whole run (as it would a
+     * single receiving thread), and the first failure is what {@code run} throws.
+     */
+    private synchronized void receiverDone(@Nullable Throwable thrown, boolean interrupted) {
+        receiversDone++;
+        if (thrown != null && failure == null) {
+            failure = thrown;
+        }
+        if (thrown != null || interrupted) {
+            stop(loop.grace);
+        }
+        notifyAll();
+    }
+
+    private synchronized Receiver newReceiver() {
+        Receiver receiver = new Receiver();
+        receivers.add(receiver);
+        return receiver;
+    }
+
+    /**
+     * Receives and starts tasks until the run's receive calls are used up, a stop or a failure.
      *
-     * @param inline run each task on this thread (the one worker at concurrency 1) instead of a worker
+     * @param inline run each task on this thread (a receiving worker) instead of handing it to a worker
      * @return whether it ended because this thread was interrupted by someone other than {@link #stop}
      */
-    private boolean receiveLoop(long maxIterations, boolean inline) {
+    private boolean receiveLoop(Receiver receiver, boolean inline) {
         synchronized (this) {
-            receiver = Thread.currentThread();
+            receiver.thread = Thread.currentThread();
         }
         boolean interrupted = false;
-        long iterations = 0;
         int failures = 0;
         ReceiveOptions options = loop.receiveOptions;
-        while (iterations < maxIterations) {
+        while (true) {
             synchronized (this) {
                 if (stopping) {
                     break;
                 }
-                receiving = true;
+                receiver.receiving = true;
+            }
+            if (receivesLeft.getAndDecrement() <= 0) {
+                synchronized (this) {
+                    receiver.receiving = false;
+                }
+                break;
             }
             int permits = 0;
             List<Message<MainLoopRequest<Req>>> got;
             List<Message<MainLoopRequest<Req>>> settling = List.of();
             try {
-                synchronized (settleLock) {
-                    takingSettles = true;
-                }
+                receiver.awaitingSlot();
                 permits = slots.acquireUpTo(options.maxMessages());
-                settling = takeSettles();
+                settling = receiver.takeSettles();
                 got = source.acknowledgeAndReceive(settling, permits == options.maxMessages() ? options
                         : options.withMaxMessages(permits), this::staleSettle);
                 failures = 0;
@@ -203,6 +228,7 @@ final class Run<Req, Res> {
                 break;
             } catch (MailboxException e) {
                 slots.release(permits);
+                receivesLeft.incrementAndGet(); // a call that failed does not count
                 if (stopping()) {
                     // close() interrupted the receive, on Redis after its first pass had settled them
                     stoppedWhileSettling(settling, e);
@@ -234,13 +260,12 @@ final class Run<Req, Res> {
                 throw e;
             } finally {
                 synchronized (this) {
-                    receiving = false;
+                    receiver.receiving = false;
                     if (stopping) {
                         Thread.interrupted(); // the interrupt was ours; the caller's thread carries on clean
                     }
                 }
             }
-            iterations++;
             slots.release(permits - got.size());
             for (Message<MainLoopRequest<Req>> m : got) {
                 taken.incrementAndGet();
@@ -251,10 +276,13 @@ final class Run<Req, Res> {
                     slots.release(1);
                     continue;
                 }
-                Task<Req, Res> task = new Task<>(this, m);
+                Task<Req, Res> task = new Task<>(this, receiver, m);
                 tasks.add(task);
                 if (inline) {
-                    runInline(task);
+                    // its acknowledgement goes with the receive that follows at once (or, if the loop ends
+                    // first, with the drain's batch)
+                    receiver.awaitingSlot();
+                    task.run();
                 } else {
                     workers.execute(task);
                 }
@@ -264,36 +292,47 @@ final class Run<Req, Res> {
     }
 
     /**
-     * Runs a task on the receiving worker; its acknowledgement goes with the receive that follows at once
-     * (or, if the loop ends first, with the drain's batch).
+     * One thread's receiving: the acknowledgements its next receive carries, and whether a stop may
+     * interrupt it.
      */
-    private void runInline(Task<Req, Res> task) {
-        synchronized (settleLock) {
-            takingSettles = !settlesClosed;
-        }
-        task.run();
-    }
+    final class Receiver {
+        private final List<Message<MainLoopRequest<Req>>> toSettle = new ArrayList<>(); // guarded by settleLock
+        private boolean takingSettles; // guarded by settleLock: waits for a slot (or runs its task), then receives
+        private @Nullable Thread thread; // guarded by Run.this
+        private boolean receiving; // guarded by Run.this: the thread may be interrupted by a stop only then
 
-    /**
-     * Called by a task that has answered its request: takes over its acknowledgement if the runner
-     * will receive as soon as the task's slot is released.
-     *
-     * @return true if the runner sends the acknowledgement; false if the task must send it itself
-     */
-    boolean handOver(Message<MainLoopRequest<Req>> message) {
-        synchronized (settleLock) {
-            if (!takingSettles || settlesClosed) {
-                return false;
+        /** From now until its next receive, finishing tasks may leave their acknowledgement to it. */
+        private void awaitingSlot() {
+            synchronized (settleLock) {
+                takingSettles = !settlesClosed;
             }
-            toSettle.add(message);
-            return true;
         }
-    }
 
-    /** Ends the runner's wait for a slot; returns the acknowledgements handed over meanwhile. */
-    private List<Message<MainLoopRequest<Req>>> takeSettles() {
-        synchronized (settleLock) {
-            takingSettles = false;
+        /**
+         * Called by a task that has answered its request: leaves its acknowledgement to this receiver if
+         * it will receive as soon as the task's slot is released.
+         *
+         * @return true if the receiver sends the acknowledgement; false if the task must send it itself
+         */
+        boolean handOver(Message<MainLoopRequest<Req>> message) {
+            synchronized (settleLock) {
+                if (!takingSettles || settlesClosed) {
+                    return false;
+                }
+                toSettle.add(message);
+                return true;
+            }
+        }
+
+        /** Ends the wait for a slot; returns the acknowledgements handed over meanwhile. */
+        private List<Message<MainLoopRequest<Req>>> takeSettles() {
+            synchronized (settleLock) {
+                takingSettles = false;
+                return drainSettles();
+            }
+        }
+
+        private List<Message<MainLoopRequest<Req>>> drainSettles() { // with settleLock held
             if (toSettle.isEmpty()) {
                 return List.of();
             }
@@ -336,17 +375,24 @@ final class Run<Req, Res> {
      * failure is only logged. From now on tasks acknowledge on their own.
      */
     private void flushSettles() {
-        List<Message<MainLoopRequest<Req>>> rest = takeSettles();
-        synchronized (settleLock) {
-            settlesClosed = true;
+        List<Message<MainLoopRequest<Req>>> rest = new ArrayList<>();
+        synchronized (this) {
+            synchronized (settleLock) {
+                settlesClosed = true;
+                for (Receiver r : receivers) {
+                    r.takingSettles = false;
+                    rest.addAll(r.drainSettles());
+                }
+            }
         }
-        if (rest.isEmpty()) {
-            return;
-        }
-        try {
-            source.acknowledgeBatch(rest).forEach(this::staleSettle);
-        } catch (RuntimeException e) {
-            settleFailed(rest, e);
+        // one receiver at a time holds at most a batch; several receivers' together may need several calls
+        for (int from = 0; from < rest.size(); from += Limits.MAX_BATCH) {
+            List<Message<MainLoopRequest<Req>>> batch = rest.subList(from, Math.min(rest.size(), from + Limits.MAX_BATCH));
+            try {
+                source.acknowledgeBatch(batch).forEach(this::staleSettle);
+            } catch (RuntimeException e) {
+                settleFailed(batch, e);
+            }
         }
     }
 

@@ -30,6 +30,8 @@ final class Task<Req, Res> implements Runnable {
     private static final int ABANDONED = 2;
 
     private final Run<Req, Res> run;
+    /** The receiver that took the request: its next receive may carry the acknowledgement. */
+    private final Run<Req, Res>.Receiver receiver;
     private final MainLoop<Req, Res> loop;
     private final Message<MainLoopRequest<Req>> message;
     private final AtomicInteger state = new AtomicInteger(RUNNING);
@@ -39,8 +41,9 @@ final class Task<Req, Res> implements Runnable {
     private boolean interruptible; // guarded by this: in the handler or waiting for a duplicate
     private boolean deadlineHit; // guarded by this
 
-    Task(Run<Req, Res> run, Message<MainLoopRequest<Req>> message) {
+    Task(Run<Req, Res> run, Run<Req, Res>.Receiver receiver, Message<MainLoopRequest<Req>> message) {
         this.run = run;
+        this.receiver = receiver;
         this.loop = run.loop;
         this.message = message;
         long period = run.extendEveryNanos;
@@ -331,8 +334,8 @@ final class Task<Req, Res> implements Runnable {
     }
 
     private void acknowledge() {
-        if (run.handOver(message)) {
-            return; // goes with the runner's next receive, which starts as soon as this task's slot is free
+        if (receiver.handOver(message)) {
+            return; // goes with the receiver's next receive, which starts as soon as this task's slot is free
         }
         try {
             message.acknowledge();

@@ -38,6 +38,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The MainLoop behaviour every backend must show. Subclasses say where the mailboxes live.
@@ -75,12 +77,14 @@ abstract class MainLoopSuite {
 
     // ---------------------------------------------------------------------------------------------
 
-    @Test
+    @ParameterizedTest(name = "receiveBatch {0}")
+    @ValueSource(ints = {10, 1}) // one thread receiving for all the workers, and every worker receiving
     @DisplayName("typed requests get typed responses, with several handlers at once")
-    void roundTrip() throws Exception {
+    void roundTrip(int batch) throws Exception {
         var requests = requests("round");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        MainLoop<Order, Quote> loop = track(loop(requests, RequestHandler.ofBody(Shop::price)).concurrency(4).meterRegistry(registry).build());
+        MainLoop<Order, Quote> loop = track(loop(requests, RequestHandler.ofBody(Shop::price)).concurrency(4)
+                .receiveBatch(batch).meterRegistry(registry).build());
         runInBackground(loop);
         MainLoopClient<Order, Quote> client = client(requests);
 
@@ -399,9 +403,10 @@ abstract class MainLoopSuite {
         assertNothingMore(realReplies);
     }
 
-    @Test
+    @ParameterizedTest(name = "receiveBatch {0}")
+    @ValueSource(ints = {10, 1})
     @DisplayName("shutdown past its grace period returns unfinished requests at once; another runner answers each once")
-    void shutdownReturnsUnfinished() throws Exception {
+    void shutdownReturnsUnfinished(int batch) throws Exception {
         var requests = requests("shutdown");
         var replies = open(unique("shutdown-replies"), Shop.RESULTS);
         CountDownLatch threeStarted = new CountDownLatch(3);
@@ -417,7 +422,7 @@ abstract class MainLoopSuite {
                 throw e;
             }
             return Shop.price(r.body());
-        }).responses(replies).concurrency(3).meterRegistry(registry)
+        }).responses(replies).concurrency(3).receiveBatch(batch).meterRegistry(registry)
                 // long enough that only the shutdown's nack can bring the requests back in time
                 .visibilityTimeout(Duration.ofMinutes(5)).build());
         Set<String> sent = new java.util.HashSet<>();
@@ -444,9 +449,10 @@ abstract class MainLoopSuite {
         awaitEmpty(requests);
     }
 
-    @Test
+    @ParameterizedTest(name = "receiveBatch {0}")
+    @ValueSource(ints = {10, 1})
     @DisplayName("shutdown within its grace period lets running handlers finish and answer, then stops receiving")
-    void shutdownFinishesRunning() throws Exception {
+    void shutdownFinishesRunning(int batch) throws Exception {
         var requests = requests("graceful");
         var replies = open(unique("graceful-replies"), Shop.RESULTS);
         CountDownLatch bothStarted = new CountDownLatch(2);
@@ -456,7 +462,8 @@ abstract class MainLoopSuite {
             bothStarted.countDown();
             gate.await();
             return Shop.price(r.body());
-        }).responses(replies).concurrency(2).meterRegistry(registry).shutdownGrace(Duration.ofSeconds(60)).build());
+        }).responses(replies).concurrency(2).receiveBatch(batch).meterRegistry(registry)
+                .shutdownGrace(Duration.ofSeconds(60)).build());
         requests.send(MainLoopRequest.of(new Order("a", 1)));
         requests.send(MainLoopRequest.of(new Order("b", 2)));
         runInBackground(loop);

@@ -20,8 +20,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -221,6 +225,98 @@ class MainLoopTest {
         assertThat(handlers).containsOnly(handlers.get(0));
         assertThat(responses.sentCount()).isEqualTo(2);
         assertThat(requests.approximateCount()).as("both acknowledged before run returned").isZero();
+        loop.close();
+    }
+
+    @Test
+    @DisplayName("with receiveBatch(1) every worker receives for itself and runs what it received, several at once")
+    void workersReceiveWithBatchOne() {
+        Map<String, Thread> receivedOn = new ConcurrentHashMap<>();
+        var requests = new ForwardingMailbox<>(requests()) {
+            @Override
+            public List<Message<MainLoopRequest<Order>>> acknowledgeAndReceive(
+                    List<? extends Message<MainLoopRequest<Order>>> acknowledge, ReceiveOptions options,
+                    Consumer<? super Message<MainLoopRequest<Order>>> stale) {
+                List<Message<MainLoopRequest<Order>>> got = delegate.acknowledgeAndReceive(acknowledge, options, stale);
+                got.forEach(m -> receivedOn.put(m.body().requestId(), Thread.currentThread()));
+                return got;
+            }
+
+            @Override
+            public Mailbox<MainLoopRequest<Order>> fenced(long epoch) {
+                throw new UnsupportedOperationException("not used here");
+            }
+        };
+        var responses = new CollectingMailbox<MainLoopResult<Quote>>("responses");
+        Map<String, Thread> handledOn = new ConcurrentHashMap<>();
+        CyclicBarrier allThree = new CyclicBarrier(3);
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
+            handledOn.put(r.requestId(), Thread.currentThread());
+            allThree.await(30, TimeUnit.SECONDS); // only three workers handling at once get past this
+            return Shop.price(r.body());
+        }).responses(responses).concurrency(3).receiveBatch(1).waitTime(Duration.ofMillis(20)).build();
+        for (int i = 0; i < 6; i++) {
+            requests.send(MainLoopRequest.of(new Order("fig-" + i, i)));
+        }
+
+        // six requests, three at a time: some receive calls may come back empty, so allow for them
+        long taken = 0;
+        while (taken < 6) {
+            taken += loop.run(6 - taken);
+        }
+
+        assertThat(handledOn).hasSize(6);
+        assertThat(Set.copyOf(handledOn.values())).as("three workers").hasSize(3)
+                .doesNotContain(Thread.currentThread());
+        assertThat(receivedOn).as("each request handled on the thread that received it").isEqualTo(handledOn);
+        assertThat(responses.sentCount()).isEqualTo(6);
+        assertThat(requests.approximateCount()).as("all acknowledged before run returned").isZero();
+        loop.close();
+    }
+
+    @Test
+    @DisplayName("with receiveBatch(1), a worker's receive fenced for good stops the whole run, which throws it once the others finish")
+    void fencedWorkerStopsTheRun() throws Exception {
+        var requests = requests();
+        CollectingMailbox<MainLoopResult<Quote>> responses = new CollectingMailbox<>("responses");
+        CountDownLatch handling = new CountDownLatch(1);
+        CountDownLatch overtaken = new CountDownLatch(1);
+        AtomicInteger interrupts = new AtomicInteger();
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
+            handling.countDown();
+            try {
+                overtaken.await(); // a worker paused mid-request while the lease moves on
+            } catch (InterruptedException e) {
+                interrupts.incrementAndGet();
+                throw e;
+            }
+            return Shop.price(r.body());
+        }).responses(responses).concurrency(3).receiveBatch(1).waitTime(Duration.ofMillis(50))
+                .shutdownGrace(Duration.ofSeconds(60)).build();
+        requests.send(MainLoopRequest.of(new Order("cherry", 8)));
+        CompletableFuture<Long> run = new CompletableFuture<>();
+        Thread runner = new Thread(() -> {
+            try {
+                run.complete(loop.runFenced(3));
+            } catch (Throwable e) {
+                run.completeExceptionally(e);
+            }
+        });
+        runner.start();
+        assertThat(handling.await(10, TimeUnit.SECONDS)).isTrue();
+
+        assertThat(requests.fenced(4).receive()).as("the successor's first receive").isEmpty();
+        // the idle workers' next receives are refused: the run stops and waits for the busy one, within its grace
+        Threads.awaitParkedIn(runner, f -> f.getClassName().equals(MainLoop.Slots.class.getName())
+                && f.getMethodName().equals("awaitIdle"), Duration.ofSeconds(30));
+        assertThat(run).isNotDone();
+        overtaken.countDown();
+
+        assertThatThrownBy(() -> run.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(dev.mailbox.api.FencedException.class);
+        assertThat(interrupts).as("the busy worker finished within the grace period").hasValue(0);
+        assertThat(responses.sentCount()).as("answered").isEqualTo(1);
+        assertThat(requests.approximateCount()).as("but not acknowledged: it goes to the successor").isEqualTo(1);
         loop.close();
     }
 
