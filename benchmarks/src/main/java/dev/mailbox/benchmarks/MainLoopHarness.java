@@ -49,21 +49,26 @@ public final class MainLoopHarness {
     private final int rounds;
     /** Whether the raw exchange acknowledges with its next receive (acknowledgeAndReceive). */
     private final boolean combined;
+    /** The loop's {@code receiveBatch}, or 0 for the builder's default. */
+    private final int loopBatch;
     /** Voluntary context switches per call in the last {@link #callers} round (NaN if unknown). */
     private double lastSwitchesPerCall = Double.NaN;
 
     private MainLoopHarness(boolean quick) {
-        this(quick ? Duration.ofMillis(700) : Duration.ofSeconds(3), quick ? 3 : 5, false);
+        this(quick ? Duration.ofMillis(700) : Duration.ofSeconds(3), quick ? 3 : 5, false, 0);
     }
 
     /**
      * @param combined whether the raw exchange's workers and callers acknowledge with their next receive
      *                 ({@code acknowledgeAndReceive}, one round trip on Redis) rather than on their own
+     * @param loopBatch the loop's {@code receiveBatch} (1: every worker receives one request at a time, as the
+     *                  raw exchange's handlers do), or 0 for the builder's default
      */
-    MainLoopHarness(Duration round, int rounds, boolean combined) {
+    MainLoopHarness(Duration round, int rounds, boolean combined, int loopBatch) {
         this.round = round;
         this.rounds = rounds;
         this.combined = combined;
+        this.loopBatch = loopBatch;
     }
 
     /**
@@ -227,9 +232,10 @@ public final class MainLoopHarness {
     private double mainLoop(Opener opener, int handlers, List<long[]> latencies) throws Exception {
         String id = Long.toString(System.nanoTime(), 36);
         Mailbox<MainLoopRequest<String>> requests = opener.open("loop-" + id, REQUESTS);
-        MainLoop<String, String> loop = MainLoop.builder(requests, RequestHandler.<String, String>ofBody(s -> s))
+        MainLoop.Builder<String, String> builder = MainLoop.builder(requests, RequestHandler.<String, String>ofBody(s -> s))
                 .replyTo(name -> opener.open(name, RESULTS)).concurrency(handlers)
-                .waitTime(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(5)).build();
+                .waitTime(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(5));
+        MainLoop<String, String> loop = (loopBatch > 0 ? builder.receiveBatch(loopBatch) : builder).build();
         Thread runner = new Thread(loop::run);
         runner.start();
         double rate;

@@ -167,14 +167,20 @@ public final class PeerHarness {
                         + " median of %d paired rounds of %d ms%n", combined
                         ? "acknowledgeAndReceive on both sides" : "receive, then acknowledge, as in issue 5",
                         rounds, round.toMillis());
-                MainLoopHarness loops = new MainLoopHarness(round, rounds, combined);
-                for (int handlers : new int[] {1, 4}) {
+                // {handlers, the loop's receiveBatch (0: the default)}: the hand-written handlers each receive one
+                // request at a time, and so do the loop's workers with receiveBatch(1); the default batch (up to
+                // 10, never more than idle workers) has one thread receive for all and hand requests out
+                int[][] shapes = combined ? new int[][] {{1, 1}, {4, 1}, {4, 0}} : new int[][] {{1, 0}, {4, 0}};
+                for (int[] shape : shapes) {
+                    int handlers = shape[0];
+                    MainLoopHarness loops = new MainLoopHarness(round, rounds, combined, shape[1]);
                     List<long[]> raw = new ArrayList<>();
                     List<long[]> loop = new ArrayList<>();
                     double[] pair = Rounds.medianPair(rounds, () -> loops.redisPair(jedis, handlers, raw, loop));
                     String what = handlers + " handler(s), " + handlers + " caller(s)";
+                    String batch = handlers == 1 ? "" : shape[1] == 1 ? ", receiveBatch(1)" : ", default batch";
                     Rounds.row("raw exchange, " + what, pair[0], "calls/s", 1.0);
-                    Rounds.row("MainLoop, " + what, pair[1], "calls/s", pair[1] / pair[0]);
+                    Rounds.row("MainLoop, " + what + batch, pair[1], "calls/s", pair[1] / pair[0]);
                     System.out.printf(Locale.ROOT, "   %-64s %.1f (raw), %.1f (MainLoop)%n",
                             "scripts run on Redis per call, that round", pair[2], pair[3]);
                     System.out.printf(Locale.ROOT, "   %-64s %.2f (raw), %.2f (MainLoop)%n",
