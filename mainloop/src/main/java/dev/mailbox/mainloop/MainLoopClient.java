@@ -4,20 +4,27 @@ import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxClosedException;
 import dev.mailbox.api.MailboxException;
+import dev.mailbox.api.MailboxUnavailableException;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.SerializationException;
 import dev.mailbox.api.TimeSource;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -28,14 +35,17 @@ import org.slf4j.LoggerFactory;
  * Calls a {@link MainLoop}: sends requests and completes a future with each response.
  *
  * <p>Each client opens its own response mailbox, named uniquely, and names it as the reply-to of every
- * request, so runners answer it directly and no client filters another's results. One thread receives
- * from it and completes the futures by request id; {@link #close()} stops that thread, fails what is
- * still pending, and cleans the mailbox up (by default it purges it; pass a cleanup that deletes it
- * where the backend can, such as an SQS queue).
+ * request, so runners answer it directly and no client filters another's results. One thread at a time
+ * receives from it and completes the calls by request id: while a {@link #callAndWait} call waits, its own
+ * thread receives (its result costs no thread hand-off), and delivers whatever else it receives to the
+ * calls it belongs to; otherwise, while futures from {@link #call} are pending, the client's own thread
+ * receives. With nothing pending nobody receives. {@link #close()} stops that thread, fails what is still
+ * pending, and cleans the mailbox up (by default it purges it; pass a cleanup that deletes it where the
+ * backend can, such as an SQS queue).
  *
  * <p>A call's timeout is also the request's deadline, so runners do not start work nobody waits for.
- * Futures complete on the receiving thread: keep dependent stages short, or use the {@code ...Async}
- * variants. Results that arrive after their call timed out are acknowledged and dropped.
+ * Futures complete on whichever thread received their result: keep dependent stages short, or use the
+ * {@code ...Async} variants. Results that arrive after their call timed out are acknowledged and dropped.
  *
  * <p>Thread-safe.
  *
@@ -62,6 +72,19 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
     private final ConcurrentHashMap<String, CompletableFuture<@Nullable Res>> pending = new ConcurrentHashMap<>();
     private final Thread receiver;
     private volatile boolean open = true;
+
+    /*
+     * Who receives. One thread at a time holds the role; the results it delivered last are acknowledged
+     * with the role's next receive (one round trip on Redis), whoever holds it then.
+     */
+    private final ReentrantLock state = new ReentrantLock();
+    private final Condition asyncWork = state.newCondition(); // the client's thread waits here for work
+    private boolean receiving; // guarded by state: a thread holds the role
+    private int asyncPending; // guarded by state: futures from call() not yet complete
+    /** Callers of callAndWait waiting for the role, with their calls, in arrival order. */
+    private final Map<Thread, CompletableFuture<@Nullable Res>> waiting = new LinkedHashMap<>(); // guarded by state
+    private List<Message<MainLoopResult<Res>>> delivered = List.of(); // the role holder's: to acknowledge next
+    private int receiveFailures; // the role holder's
 
     private MainLoopClient(Builder<Req, Res> b) {
         this.requests = b.requests;
@@ -144,6 +167,53 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
      *                                  waiting for a result
      */
     public CompletableFuture<@Nullable Res> call(MainLoopRequest<Req> request, Duration timeout) {
+        return send(request, timeout, true);
+    }
+
+    /**
+     * Calls with the default timeout and waits for the result on this thread, which receives for itself
+     * while it waits (see the class comment).
+     *
+     * @param body the request body
+     * @return the response (null if the handler answered null)
+     * @throws RequestFailedException      if the runner answered with an error
+     * @throws RequestTimeoutException     if no result came within the timeout
+     * @throws MailboxUnavailableException if this thread is interrupted while it waits (the interrupt
+     *                                     flag stays set)
+     * @throws MailboxException            if the request could not be sent, or the client is closed
+     */
+    public @Nullable Res callAndWait(Req body) {
+        return callAndWait(body, defaultTimeout);
+    }
+
+    /**
+     * Calls with a timeout, which is also the request's deadline, and waits for the result as
+     * {@link #callAndWait(Object)} does.
+     *
+     * @param body    the request body
+     * @param timeout how long to wait for the result
+     * @return the response (null if the handler answered null)
+     * @throws RequestFailedException      if the runner answered with an error
+     * @throws RequestTimeoutException     if no result came within the timeout
+     * @throws MailboxUnavailableException if this thread is interrupted while it waits
+     * @throws MailboxException            if the request could not be sent, or the client is closed
+     */
+    public @Nullable Res callAndWait(Req body, Duration timeout) {
+        MainLoopRequest<Req> request = MainLoopRequest.of(Objects.requireNonNull(body, "body"));
+        long until = System.nanoTime() + Objects.requireNonNull(timeout, "timeout").toNanos();
+        CompletableFuture<@Nullable Res> future = send(request, timeout, false);
+        await(future, until, request.requestId(), timeout);
+        try {
+            return future.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw e;
+        }
+    }
+
+    private CompletableFuture<@Nullable Res> send(MainLoopRequest<Req> request, Duration timeout, boolean async) {
         Objects.requireNonNull(request, "request");
         Objects.requireNonNull(timeout, "timeout");
         if (timeout.isNegative() || timeout.isZero()) {
@@ -165,21 +235,131 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
             throw new IllegalArgumentException("request " + sent.requestId() + " is already waiting for a result");
         }
         future.whenComplete((r, e) -> pending.remove(sent.requestId(), future));
+        if (async) {
+            asyncCallStarted(future);
+        }
         try {
             requests.send(sent);
         } catch (RuntimeException e) {
             future.completeExceptionally(e);
             return future;
         }
-        // completed on the common pool, as before, so that dependent stages never hold up other timeouts
-        ScheduledFuture<?> timer = TIMEOUTS.schedule(() -> ForkJoinPool.commonPool().execute(() ->
-                future.completeExceptionally(new RequestTimeoutException(sent.requestId(), timeout))),
-                timeout.toNanos(), TimeUnit.NANOSECONDS);
-        future.whenComplete((r, e) -> timer.cancel(false));
+        if (async) {
+            // completed on the common pool, as before, so that dependent stages never hold up other timeouts
+            ScheduledFuture<?> timer = TIMEOUTS.schedule(() -> ForkJoinPool.commonPool().execute(() ->
+                    future.completeExceptionally(new RequestTimeoutException(sent.requestId(), timeout))),
+                    timeout.toNanos(), TimeUnit.NANOSECONDS);
+            future.whenComplete((r, e) -> timer.cancel(false));
+        }
         if (!open) {
             future.completeExceptionally(closed()); // closed while sending: nobody would complete it
         }
         return future;
+    }
+
+    /** A future from call() is pending until it completes: the client's thread receives for it meanwhile. */
+    private void asyncCallStarted(CompletableFuture<@Nullable Res> future) {
+        state.lock();
+        try {
+            asyncPending++;
+            if (!receiving) {
+                asyncWork.signal();
+            }
+        } finally {
+            state.unlock();
+        }
+        future.whenComplete((r, e) -> {
+            state.lock();
+            try {
+                asyncPending--;
+            } finally {
+                state.unlock();
+            }
+        });
+    }
+
+    /**
+     * Waits for a call of {@link #callAndWait} on its own thread: receives while nobody else does, and
+     * otherwise parks until its result is delivered or the role comes free.
+     */
+    private void await(CompletableFuture<@Nullable Res> future, long until, String requestId, Duration timeout) {
+        Thread me = Thread.currentThread();
+        future.whenComplete((r, e) -> LockSupport.unpark(me)); // delivered by another thread
+        try {
+            awaitLoop(future, until, requestId, timeout, me);
+        } finally {
+            state.lock();
+            try {
+                if (waiting.remove(me) != null && !receiving) {
+                    handRoleOn(); // it may have been this caller's turn
+                }
+            } finally {
+                state.unlock();
+            }
+        }
+    }
+
+    private void awaitLoop(CompletableFuture<@Nullable Res> future, long until, String requestId, Duration timeout,
+                           Thread me) {
+        while (!future.isDone()) {
+            long left = until - System.nanoTime();
+            if (left <= 0) {
+                future.completeExceptionally(new RequestTimeoutException(requestId, timeout));
+                break;
+            }
+            if (Thread.currentThread().isInterrupted()) {
+                future.completeExceptionally(new MailboxUnavailableException("interrupted while waiting for the"
+                        + " result of request " + requestId + " in '" + responses.name() + "'", false, null));
+                break;
+            }
+            boolean mine;
+            state.lock();
+            try {
+                mine = !receiving && open;
+                if (mine) {
+                    receiving = true;
+                    waiting.remove(me);
+                } else {
+                    waiting.put(me, future);
+                }
+            } finally {
+                state.unlock();
+            }
+            if (mine) {
+                try {
+                    receiveOnce(Duration.ofNanos(Math.min(left, receiveOptions.waitTime().toNanos())), until);
+                } finally {
+                    releaseRole();
+                }
+            } else if (!future.isDone()) {
+                // checked again after taking the lock: waiting for it may have used up the unpark of a result
+                // delivered meanwhile, and a completion after this check unparks this thread again
+                LockSupport.parkNanos(this, left);
+            }
+        }
+    }
+
+    /** Gives up the role: to the first caller still waiting for its result, else to the client's thread. */
+    private void releaseRole() {
+        state.lock();
+        try {
+            receiving = false;
+            handRoleOn();
+        } finally {
+            state.unlock();
+        }
+    }
+
+    private void handRoleOn() { // with state held, nobody receiving
+        for (var w : waiting.entrySet()) {
+            if (!w.getValue().isDone()) {
+                LockSupport.unpark(w.getKey());
+                return;
+            }
+        }
+        if (asyncPending > 0) {
+            asyncWork.signal();
+        }
     }
 
     private static ScheduledThreadPoolExecutor timeouts() {
@@ -195,45 +375,96 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
         return timeouts;
     }
 
+    /**
+     * The client's thread: receives while futures from {@link #call} are pending and nobody else receives.
+     * When nobody has received for a receive wait, it acknowledges the results delivered last, which would
+     * otherwise wait in flight for the next receive.
+     */
     private void receiveLoop() {
-        int failures = 0;
-        // the results delivered last time, acknowledged with the next receive (one round trip on Redis)
-        List<Message<MainLoopResult<Res>>> done = List.of();
-        while (open) {
-            List<Message<MainLoopResult<Res>>> got;
+        long period = receiveOptions.waitTime().toNanos();
+        while (true) {
+            boolean tidy = false;
+            state.lock();
             try {
-                got = responses.acknowledgeAndReceive(done, receiveOptions, stale ->
-                        LOG.debug("result message {} in '{}' was delivered but its handle had gone stale; if it comes"
-                                + " again it is dropped", stale.id(), responses.name()));
-                failures = 0;
-            } catch (MailboxException e) {
-                if (!open) {
-                    break;
-                }
-                failures++;
-                LOG.warn("receiving results in '{}' failed ({} in a row): {}", responses.name(), failures, e.toString());
-                try {
-                    Thread.sleep(Math.min(5_000, 50L << Math.min(failures, 7)));
-                } catch (InterruptedException ie) {
-                    if (!open) {
-                        break;
+                long idleUntil = System.nanoTime() + period;
+                while (open && (asyncPending == 0 || receiving)) {
+                    long left = idleUntil - System.nanoTime();
+                    if (left <= 0) {
+                        if (!receiving && !delivered.isEmpty()) {
+                            tidy = true;
+                            break;
+                        }
+                        idleUntil = System.nanoTime() + period;
+                        left = period;
                     }
+                    asyncWork.awaitNanos(left);
                 }
-                continue; // done goes again: if the failed call had acknowledged them, they are reported stale
+                if (!open) {
+                    return;
+                }
+                receiving = true;
+            } catch (InterruptedException e) {
+                if (!open) {
+                    return;
+                }
+                continue; // interrupted by someone else than close(): carry on
+            } finally {
+                state.unlock();
             }
-            for (Message<MainLoopResult<Res>> m : got) {
-                deliver(m);
-            }
-            done = got;
-        }
-        if (!done.isEmpty()) {
             try {
-                responses.acknowledgeBatch(done);
-            } catch (RuntimeException e) {
-                LOG.debug("acknowledging results in '{}' failed; they may come again and are then dropped: {}",
-                        responses.name(), e.toString());
+                if (tidy) {
+                    acknowledgeDelivered();
+                } else {
+                    receiveOnce(receiveOptions.waitTime(), Long.MAX_VALUE);
+                }
+            } finally {
+                releaseRole();
             }
         }
+    }
+
+    /** By the holder of the role, with nobody waiting for a result: acknowledges what was delivered last. */
+    private void acknowledgeDelivered() {
+        List<Message<MainLoopResult<Res>>> last = delivered;
+        delivered = List.of();
+        try {
+            responses.acknowledgeBatch(last);
+        } catch (RuntimeException e) {
+            LOG.debug("acknowledging results in '{}' failed; they may come again and are then dropped: {}",
+                    responses.name(), e.toString());
+        }
+    }
+
+    /**
+     * One receive, by the holder of the role: acknowledges what it delivered last, delivers what comes.
+     * A failure is logged and paused on (at most until {@code until}, a {@link System#nanoTime} value); the
+     * acknowledgements go again with the next receive, which reports them stale if the failed call made them.
+     */
+    private void receiveOnce(Duration wait, long until) {
+        List<Message<MainLoopResult<Res>>> got;
+        try {
+            got = responses.acknowledgeAndReceive(delivered, receiveOptions.withWaitTime(wait), stale ->
+                    LOG.debug("result message {} in '{}' was delivered but its handle had gone stale; if it comes"
+                            + " again it is dropped", stale.id(), responses.name()));
+            receiveFailures = 0;
+        } catch (MailboxException e) {
+            if (!open || Thread.currentThread().isInterrupted()) {
+                return; // closing, or a caller of callAndWait interrupted: its loop says so
+            }
+            receiveFailures++;
+            LOG.warn("receiving results in '{}' failed ({} in a row): {}", responses.name(), receiveFailures,
+                    e.toString());
+            long pause = Math.min(TimeUnit.MILLISECONDS.toNanos(Math.min(5_000, 50L << Math.min(receiveFailures, 7))),
+                    until - System.nanoTime());
+            if (pause > 0) {
+                LockSupport.parkNanos(this, pause); // close() or a delivered result may cut it short
+            }
+            return;
+        }
+        for (Message<MainLoopResult<Res>> m : got) {
+            deliver(m);
+        }
+        delivered = got;
     }
 
     private void deliver(Message<MainLoopResult<Res>> m) {
@@ -274,6 +505,12 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
             return;
         }
         open = false;
+        state.lock();
+        try {
+            asyncWork.signalAll();
+        } finally {
+            state.unlock();
+        }
         receiver.interrupt();
         try {
             receiver.join(receiveOptions.waitTime().toMillis() + 5_000);
@@ -281,7 +518,18 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         MailboxClosedException closed = closed();
-        pending.values().forEach(f -> f.completeExceptionally(closed));
+        pending.values().forEach(f -> f.completeExceptionally(closed)); // wakes callers of callAndWait too
+        boolean mine;
+        state.lock();
+        try {
+            mine = !receiving; // nobody receives any more: the last results delivered are acknowledged here
+            receiving = true;
+        } finally {
+            state.unlock();
+        }
+        if (mine && !delivered.isEmpty()) {
+            acknowledgeDelivered();
+        }
         try {
             cleanup.accept(responses);
         } catch (RuntimeException e) {

@@ -101,6 +101,44 @@ abstract class MainLoopSuite {
     }
 
     @Test
+    @DisplayName("callAndWait from several threads at once, with futures from call() among them: every caller gets its own result")
+    void callAndWaitFromSeveralThreads() throws Exception {
+        var requests = requests("blocking");
+        MainLoop<Order, Quote> loop = track(loop(requests, RequestHandler.ofBody(Shop::price)).concurrency(4)
+                .receiveBatch(1).build());
+        runInBackground(loop);
+        MainLoopClient<Order, Quote> client = client(requests);
+
+        List<CompletableFuture<List<Quote>>> callers = new ArrayList<>();
+        for (int c = 0; c < 4; c++) {
+            String item = "plum-" + c;
+            callers.add(CompletableFuture.supplyAsync(() -> {
+                List<Quote> got = new ArrayList<>();
+                for (int i = 1; i <= 10; i++) {
+                    got.add(client.callAndWait(new Order(item, i)));
+                }
+                return got;
+            }, runnable -> new Thread(runnable, "caller-" + item).start()));
+        }
+        List<CompletableFuture<Quote>> futures = new ArrayList<>();
+        for (int i = 1; i <= 10; i++) {
+            futures.add(client.call(new Order("async", i)));
+        }
+        for (int c = 0; c < 4; c++) {
+            List<Quote> expected = new ArrayList<>();
+            for (int i = 1; i <= 10; i++) {
+                expected.add(new Quote("plum-" + c, i, 125L * i));
+            }
+            // well inside the calls' own timeout, so a caller left asleep while its result waits fails the test
+            assertThat(callers.get(c).get(20, TimeUnit.SECONDS)).isEqualTo(expected);
+        }
+        for (int i = 1; i <= 10; i++) {
+            assertThat(futures.get(i - 1).get(120, TimeUnit.SECONDS)).isEqualTo(new Quote("async", i, 125L * i));
+        }
+        assertThat(client.pendingCalls()).isZero();
+    }
+
+    @Test
     @DisplayName("a handler error is answered with a portable error and not retried")
     void handlerError() throws Exception {
         var requests = requests("error");

@@ -19,6 +19,7 @@ import dev.mailbox.testkit.Threads;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -33,6 +34,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -534,6 +536,174 @@ class MainLoopTest {
             assertThat(sent.body().deadline()).isBetween(before.plusMillis(200), Instant.now().plusMillis(200));
             assertThat(client.pendingCalls()).isZero();
         }
+    }
+
+    /** A response mailbox that records the threads its receives ran on. */
+    private static ForwardingMailbox<MainLoopResult<Quote>> recordingReceivers(String name, List<Thread> receivers) {
+        return new ForwardingMailbox<>(InMemoryMailbox.builder(name, Shop.RESULTS).build()) {
+            @Override
+            public List<Message<MainLoopResult<Quote>>> acknowledgeAndReceive(
+                    List<? extends Message<MainLoopResult<Quote>>> acknowledge, ReceiveOptions options,
+                    Consumer<? super Message<MainLoopResult<Quote>>> stale) {
+                receivers.add(Thread.currentThread());
+                return delegate.acknowledgeAndReceive(acknowledge, options, stale);
+            }
+
+            @Override
+            public Mailbox<MainLoopResult<Quote>> fenced(long epoch) {
+                throw new UnsupportedOperationException("not used here");
+            }
+        };
+    }
+
+    @Test
+    @DisplayName("callAndWait receives on the caller's thread; futures from call() are received by the client's own")
+    void callAndWaitReceivesOnTheCaller() throws Exception {
+        var requests = requests();
+        List<Thread> receivers = new CopyOnWriteArrayList<>();
+        // the loop answers into the same mailbox objects the client receives from
+        Map<String, Mailbox<MainLoopResult<Quote>>> boxes = new ConcurrentHashMap<>();
+        MainLoop<Order, Quote> shared = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price))
+                .replyTo(boxes::get).waitTime(Duration.ofSeconds(1)).build();
+        Thread runner = new Thread(shared::run);
+        runner.start();
+        try (var client = MainLoopClient.<Order, Quote>builder(requests,
+                name -> boxes.computeIfAbsent(name, n -> recordingReceivers(n, receivers)))
+                .receiveWait(Duration.ofMillis(200)).build()) {
+            for (int i = 1; i <= 3; i++) {
+                assertThat(client.callAndWait(new Order("kiwi", i))).isEqualTo(new Quote("kiwi", i, 125L * i));
+            }
+            assertThat(receivers).as("every receive so far on this thread").isNotEmpty()
+                    .containsOnly(Thread.currentThread());
+            assertThat(client.pendingCalls()).isZero();
+
+            receivers.clear();
+            assertThat(client.call(new Order("lime", 2)).get(30, TimeUnit.SECONDS)).isEqualTo(new Quote("lime", 2, 250));
+            assertThat(receivers).as("a future is received by the client's thread").isNotEmpty()
+                    .allSatisfy(t -> assertThat(t.getName()).startsWith("mainloop-client-"));
+        } finally {
+            shared.close();
+            runner.join(30_000);
+        }
+    }
+
+    @Test
+    @DisplayName("a caller of callAndWait that receives delivers the others' results; the role passes on when it is done")
+    void callAndWaitDeliversForOthers() throws Exception {
+        var requests = requests();
+        Map<String, Mailbox<MainLoopResult<Quote>>> boxes = new ConcurrentHashMap<>();
+        CountDownLatch slowStarted = new CountDownLatch(1);
+        CountDownLatch slowGate = new CountDownLatch(1);
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
+            if (r.body().item().equals("slow")) {
+                slowStarted.countDown();
+                slowGate.await();
+            }
+            return Shop.price(r.body());
+        }).replyTo(boxes::get).concurrency(4).receiveBatch(1).waitTime(Duration.ofSeconds(1)).build();
+        Thread runner = new Thread(loop::run);
+        runner.start();
+        List<Thread> receivers = new CopyOnWriteArrayList<>();
+        try (var client = MainLoopClient.<Order, Quote>builder(requests,
+                name -> boxes.computeIfAbsent(name, n -> recordingReceivers(n, receivers)))
+                .receiveWait(Duration.ofSeconds(5)).build()) {
+            CompletableFuture<Quote> slow = new CompletableFuture<>();
+            Thread slowCaller = new Thread(() -> {
+                try {
+                    slow.complete(client.callAndWait(new Order("slow", 1)));
+                } catch (Throwable e) {
+                    slow.completeExceptionally(e);
+                }
+            }, "slow-caller");
+            slowCaller.start();
+            assertThat(slowStarted.await(30, TimeUnit.SECONDS)).isTrue();
+            // the slow caller now waits in its receive; these calls are answered while it still waits
+            CompletableFuture<Quote> async = client.call(new Order("pear", 3));
+            assertThat(client.callAndWait(new Order("fig", 2))).isEqualTo(new Quote("fig", 2, 250));
+            assertThat(async.get(30, TimeUnit.SECONDS)).isEqualTo(new Quote("pear", 3, 375));
+            assertThat(slow).isNotDone();
+            slowGate.countDown();
+            assertThat(slow.get(30, TimeUnit.SECONDS)).isEqualTo(new Quote("slow", 1, 125));
+            assertThat(receivers).as("the slow caller received for the others").contains(slowCaller);
+            assertThat(client.pendingCalls()).isZero();
+        } finally {
+            slowGate.countDown();
+            loop.close();
+            runner.join(30_000);
+        }
+    }
+
+    @RepeatedTest(25)
+    @DisplayName("callAndWait from four threads: no caller sleeps on while its result has been delivered or the role is free")
+    void callAndWaitNobodyLeftAsleep() throws Exception {
+        var requests = requests();
+        Map<String, Mailbox<MainLoopResult<Quote>>> boxes = new ConcurrentHashMap<>();
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price))
+                .replyTo(boxes::get).concurrency(4).receiveBatch(1).waitTime(Duration.ofSeconds(1)).build();
+        Thread runner = new Thread(loop::run);
+        runner.start();
+        try (var client = MainLoopClient.<Order, Quote>builder(requests,
+                name -> boxes.computeIfAbsent(name, n -> InMemoryMailbox.builder(n, Shop.RESULTS).build()))
+                .receiveWait(Duration.ofSeconds(1)).build()) {
+            List<CompletableFuture<Long>> callers = new ArrayList<>();
+            for (int c = 0; c < 4; c++) {
+                callers.add(CompletableFuture.supplyAsync(() -> {
+                    long cents = 0;
+                    for (int i = 1; i <= 25; i++) {
+                        cents += client.callAndWait(new Order("date", i), Duration.ofSeconds(60)).cents();
+                    }
+                    return cents;
+                }, r -> new Thread(r).start()));
+            }
+            for (CompletableFuture<Long> caller : callers) {
+                // a lost wake-up leaves a caller asleep until its call's 60 s timeout
+                assertThat(caller.get(10, TimeUnit.SECONDS)).isEqualTo(125L * 25 * 26 / 2);
+            }
+        } finally {
+            loop.close();
+            runner.join(30_000);
+        }
+    }
+
+    @Test
+    @DisplayName("callAndWait: a timeout, an interrupt and a close each end the wait with their own exception")
+    void callAndWaitEnds() throws Exception {
+        var requests = requests(); // nobody answers
+        var client = MainLoopClient.<Order, Quote>builder(requests,
+                name -> InMemoryMailbox.builder(name, Shop.RESULTS).build()).receiveWait(Duration.ofSeconds(10)).build();
+        assertThatThrownBy(() -> client.callAndWait(new Order("late", 1), Duration.ofMillis(200)))
+                .isInstanceOf(RequestTimeoutException.class).hasMessageContaining("within PT0.2S");
+
+        CompletableFuture<Throwable> interrupted = new CompletableFuture<>();
+        Thread caller = new Thread(() -> {
+            try {
+                client.callAndWait(new Order("cut", 1));
+                interrupted.complete(null);
+            } catch (Throwable e) {
+                interrupted.complete(Thread.currentThread().isInterrupted() ? e : new AssertionError("flag lost", e));
+            }
+        });
+        caller.start();
+        Threads.awaitParkedIn(caller, f -> f.getClassName().endsWith("InMemoryMailbox"), Duration.ofSeconds(30));
+        caller.interrupt();
+        assertThat(interrupted.get(30, TimeUnit.SECONDS)).isInstanceOf(MailboxUnavailableException.class)
+                .hasMessageContaining("interrupted");
+
+        CompletableFuture<Throwable> closed = new CompletableFuture<>();
+        Thread other = new Thread(() -> {
+            try {
+                client.callAndWait(new Order("never", 1));
+                closed.complete(null);
+            } catch (Throwable e) {
+                closed.complete(e);
+            }
+        });
+        other.start();
+        Threads.awaitParkedIn(other, f -> f.getClassName().endsWith("InMemoryMailbox"), Duration.ofSeconds(30));
+        client.close();
+        assertThat(closed.get(30, TimeUnit.SECONDS)).isInstanceOf(MailboxClosedException.class);
+        assertThatThrownBy(() -> client.callAndWait(new Order("after", 1))).isInstanceOf(MailboxClosedException.class);
+        assertThat(client.pendingCalls()).isZero();
     }
 
     @Test
