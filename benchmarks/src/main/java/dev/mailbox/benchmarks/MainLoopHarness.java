@@ -242,7 +242,9 @@ public final class MainLoopHarness {
         try (MainLoopClient<String, String> client = MainLoopClient.builder(requests,
                 name -> opener.open(name, RESULTS)).receiveWait(Duration.ofMillis(200)).build()) {
             rate = callers(handlers, latencies, (caller, stop) -> () -> {
-                if (!"ping".equals(client.call("ping").get(10, TimeUnit.SECONDS))) {
+                // the caller waits for its own result, as the raw exchange's callers do: callAndWait receives on
+                // this thread while it waits
+                if (!"ping".equals(client.callAndWait("ping", Duration.ofSeconds(10)))) {
                     throw new IllegalStateException("wrong reply");
                 }
             });
