@@ -80,6 +80,7 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
     private final ReentrantLock state = new ReentrantLock();
     private final Condition asyncWork = state.newCondition(); // the client's thread waits here for work
     private boolean receiving; // guarded by state: a thread holds the role
+    private @Nullable Thread holder; // guarded by state: the thread holding the role, if it is receiving
     private int asyncPending; // guarded by state: futures from call() not yet complete
     /** Callers of callAndWait waiting for the role, with their calls, in arrival order. */
     private final Map<Thread, CompletableFuture<@Nullable Res>> waiting = new LinkedHashMap<>(); // guarded by state
@@ -172,7 +173,9 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
 
     /**
      * Calls with the default timeout and waits for the result on this thread, which receives for itself
-     * while it waits (see the class comment).
+     * while it waits (see the class comment). Interrupting a caller that is receiving cuts its receive
+     * short; on a backend whose receive cannot be cut cleanly (SQS), results it was being handed for other
+     * calls may then come back only after the response mailbox's visibility timeout.
      *
      * @param body the request body
      * @return the response (null if the handler answered null)
@@ -197,9 +200,21 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
      * @throws RequestTimeoutException     if no result came within the timeout
      * @throws MailboxUnavailableException if this thread is interrupted while it waits
      * @throws MailboxException            if the request could not be sent, or the client is closed
+     * @throws IllegalStateException       if called from a dependent stage of another call that runs on the
+     *                                     thread delivering results (it would wait for itself)
      */
     public @Nullable Res callAndWait(Req body, Duration timeout) {
         MainLoopRequest<Req> request = MainLoopRequest.of(Objects.requireNonNull(body, "body"));
+        state.lock();
+        try {
+            if (holder == Thread.currentThread()) {
+                // a stage of another call, run while this thread delivers: it would wait for itself
+                throw new IllegalStateException("callAndWait called on the thread receiving for '" + responses.name()
+                        + "' (from a dependent stage of one of its calls); use an ...Async stage or call()");
+            }
+        } finally {
+            state.unlock();
+        }
         long until = System.nanoTime() + Objects.requireNonNull(timeout, "timeout").toNanos();
         CompletableFuture<@Nullable Res> future = send(request, timeout, false);
         await(future, until, request.requestId(), timeout);
@@ -315,9 +330,11 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
             boolean mine;
             state.lock();
             try {
-                mine = !receiving && open;
+                // a result delivered while this caller waited for the lock needs no receive
+                mine = !receiving && open && !future.isDone();
                 if (mine) {
                     receiving = true;
+                    holder = me;
                     waiting.remove(me);
                 } else {
                     waiting.put(me, future);
@@ -344,6 +361,7 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
         state.lock();
         try {
             receiving = false;
+            holder = null;
             handRoleOn();
         } finally {
             state.unlock();
@@ -377,8 +395,8 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
 
     /**
      * The client's thread: receives while futures from {@link #call} are pending and nobody else receives.
-     * When nobody has received for a receive wait, it acknowledges the results delivered last, which would
-     * otherwise wait in flight for the next receive.
+     * Once it has been idle for a receive wait and finds the role free, it acknowledges the results
+     * delivered last, which would otherwise stay in flight until the next receive.
      */
     private void receiveLoop() {
         long period = receiveOptions.waitTime().toNanos();
@@ -403,6 +421,7 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
                     return;
                 }
                 receiving = true;
+                holder = Thread.currentThread();
             } catch (InterruptedException e) {
                 if (!open) {
                     return;
@@ -457,7 +476,7 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
             long pause = Math.min(TimeUnit.MILLISECONDS.toNanos(Math.min(5_000, 50L << Math.min(receiveFailures, 7))),
                     until - System.nanoTime());
             if (pause > 0) {
-                LockSupport.parkNanos(this, pause); // close() or a delivered result may cut it short
+                LockSupport.parkNanos(this, pause); // close() may cut it short
             }
             return;
         }
@@ -496,8 +515,10 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
 
     /**
      * Stops receiving, fails pending calls with {@link MailboxClosedException}, cleans up and closes
-     * the response mailbox. Waits for the receiving thread up to the receive wait time plus 5 s (an SQS
-     * long poll in progress cannot be cut short). Idempotent.
+     * the response mailbox. Waits for the client's thread up to the receive wait time plus 5 s (an SQS
+     * long poll in progress cannot be cut short); a caller of {@link #callAndWait} that is receiving at
+     * the time is not waited for: its receive ends within the receive wait, and it then throws
+     * {@link MailboxClosedException}. Idempotent.
      */
     @Override
     public void close() {

@@ -172,8 +172,12 @@ final class Run<Req, Res> {
      */
     private synchronized void receiverDone(@Nullable Throwable thrown, boolean interrupted) {
         receiversDone++;
-        if (thrown != null && failure == null) {
-            failure = thrown;
+        if (thrown != null) {
+            if (failure == null) {
+                failure = thrown;
+            } else if (failure != thrown) {
+                failure.addSuppressed(thrown);
+            }
         }
         if (thrown != null || interrupted) {
             stop(loop.grace);
@@ -201,17 +205,15 @@ final class Run<Req, Res> {
         int failures = 0;
         ReceiveOptions options = loop.receiveOptions;
         while (true) {
+            // never below zero, so a call given back after a failure is there for whichever receiver retries
+            if (receivesLeft.getAndUpdate(n -> n > 0 ? n - 1 : n) <= 0) {
+                break;
+            }
             synchronized (this) {
                 if (stopping) {
                     break;
                 }
                 receiver.receiving = true;
-            }
-            if (receivesLeft.getAndDecrement() <= 0) {
-                synchronized (this) {
-                    receiver.receiving = false;
-                }
-                break;
             }
             int permits = 0;
             List<Message<MainLoopRequest<Req>>> got;

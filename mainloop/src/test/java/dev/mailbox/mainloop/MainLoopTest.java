@@ -441,6 +441,20 @@ class MainLoopTest {
         loop.close();
     }
 
+    /** The loop's worker thread other than this one, once it exists. */
+    private static Thread otherWorker() throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < end) {
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().startsWith("mainloop-requests-worker-") && t != Thread.currentThread()) {
+                    return t;
+                }
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("no second worker");
+    }
+
     /** The live thread whose name starts with {@code prefix}, once it exists. */
     private static Thread thread(String prefix) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -663,6 +677,71 @@ class MainLoopTest {
             loop.close();
             runner.join(30_000);
         }
+    }
+
+    @Test
+    @DisplayName("callAndWait from a stage run by the thread delivering results is refused, not left waiting for itself")
+    void callAndWaitFromADeliveringStage() throws Exception {
+        var requests = requests();
+        Map<String, Mailbox<MainLoopResult<Quote>>> boxes = new ConcurrentHashMap<>();
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price))
+                .replyTo(boxes::get).waitTime(Duration.ofSeconds(1)).build();
+        try (var client = MainLoopClient.<Order, Quote>builder(requests,
+                name -> boxes.computeIfAbsent(name, n -> InMemoryMailbox.builder(n, Shop.RESULTS).build()))
+                .receiveWait(Duration.ofSeconds(1)).build()) {
+            // attached before anything can answer, so the stage runs on the thread that delivers the result
+            CompletableFuture<Quote> nested = client.call(new Order("outer", 1))
+                    .thenApply(q -> client.callAndWait(new Order("inner", 1)));
+            Thread runner = new Thread(loop::run);
+            runner.start();
+            try {
+                assertThatThrownBy(() -> nested.get(30, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                        .cause().isInstanceOf(IllegalStateException.class).hasMessageContaining("dependent stage");
+                assertThat(client.callAndWait(new Order("after", 2))).as("the client still answers")
+                        .isEqualTo(new Quote("after", 2, 250));
+            } finally {
+                loop.close();
+                runner.join(30_000);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("run(1) with several receiving workers: a receive call that failed is retried, not lost to the other worker")
+    void receiveBudgetSurvivesAFailure() {
+        AtomicInteger calls = new AtomicInteger();
+        var requests = new ForwardingMailbox<>(requests()) {
+            @Override
+            public List<Message<MainLoopRequest<Order>>> acknowledgeAndReceive(
+                    List<? extends Message<MainLoopRequest<Order>>> acknowledge, ReceiveOptions options,
+                    Consumer<? super Message<MainLoopRequest<Order>>> stale) {
+                if (calls.incrementAndGet() == 1) {
+                    // fail only once the other worker has found the budget used up and left its loop
+                    try {
+                        Threads.awaitParkedIn(otherWorker(), f -> f.getMethodName().equals("getTask"),
+                                Duration.ofSeconds(30));
+                    } catch (InterruptedException e) {
+                        throw new AssertionError(e);
+                    }
+                    throw new MailboxUnavailableException("the first receive fails", true, null);
+                }
+                return delegate.acknowledgeAndReceive(acknowledge, options, stale);
+            }
+
+            @Override
+            public Mailbox<MainLoopRequest<Order>> fenced(long epoch) {
+                throw new UnsupportedOperationException("not used here");
+            }
+        };
+        var responses = new CollectingMailbox<MainLoopResult<Quote>>("responses");
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price))
+                .responses(responses).concurrency(2).receiveBatch(1).waitTime(Duration.ofSeconds(5)).build();
+        requests.send(MainLoopRequest.of(new Order("quince", 3)));
+
+        assertThat(loop.run(1)).isEqualTo(1);
+        assertThat(calls).as("one failed call, one that counted").hasValue(2);
+        assertThat(responses.sentCount()).isEqualTo(1);
+        loop.close();
     }
 
     @Test
