@@ -32,6 +32,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.RepeatedTest;
@@ -197,20 +199,10 @@ class MainLoopTest {
     @DisplayName("at concurrency 1 the one worker receives and runs each handler itself: no hand-off, never on run()'s thread")
     void workerReceivesAtConcurrencyOne() {
         List<Thread> receivers = new CopyOnWriteArrayList<>();
-        var requests = new ForwardingMailbox<>(requests()) {
-            @Override
-            public List<Message<MainLoopRequest<Order>>> acknowledgeAndReceive(
-                    List<? extends Message<MainLoopRequest<Order>>> acknowledge, ReceiveOptions options,
-                    Consumer<? super Message<MainLoopRequest<Order>>> stale) {
-                receivers.add(Thread.currentThread());
-                return delegate.acknowledgeAndReceive(acknowledge, options, stale);
-            }
-
-            @Override
-            public Mailbox<MainLoopRequest<Order>> fenced(long epoch) {
-                throw new UnsupportedOperationException("not used here");
-            }
-        };
+        var requests = onReceive(requests(), call -> {
+            receivers.add(Thread.currentThread());
+            return call.get();
+        });
         var responses = new CollectingMailbox<MainLoopResult<Quote>>("responses");
         List<Thread> handlers = new CopyOnWriteArrayList<>();
         MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
@@ -234,21 +226,11 @@ class MainLoopTest {
     @DisplayName("with receiveBatch(1) every worker receives for itself and runs what it received, several at once")
     void workersReceiveWithBatchOne() {
         Map<String, Thread> receivedOn = new ConcurrentHashMap<>();
-        var requests = new ForwardingMailbox<>(requests()) {
-            @Override
-            public List<Message<MainLoopRequest<Order>>> acknowledgeAndReceive(
-                    List<? extends Message<MainLoopRequest<Order>>> acknowledge, ReceiveOptions options,
-                    Consumer<? super Message<MainLoopRequest<Order>>> stale) {
-                List<Message<MainLoopRequest<Order>>> got = delegate.acknowledgeAndReceive(acknowledge, options, stale);
-                got.forEach(m -> receivedOn.put(m.body().requestId(), Thread.currentThread()));
-                return got;
-            }
-
-            @Override
-            public Mailbox<MainLoopRequest<Order>> fenced(long epoch) {
-                throw new UnsupportedOperationException("not used here");
-            }
-        };
+        var requests = onReceive(requests(), call -> {
+            List<Message<MainLoopRequest<Order>>> got = call.get();
+            got.forEach(m -> receivedOn.put(m.body().requestId(), Thread.currentThread()));
+            return got;
+        });
         var responses = new CollectingMailbox<MainLoopResult<Quote>>("responses");
         Map<String, Thread> handledOn = new ConcurrentHashMap<>();
         CyclicBarrier allThree = new CyclicBarrier(3);
@@ -553,18 +535,24 @@ class MainLoopTest {
     }
 
     /** A response mailbox that records the threads its receives ran on. */
-    private static ForwardingMailbox<MainLoopResult<Quote>> recordingReceivers(String name, List<Thread> receivers) {
-        return new ForwardingMailbox<>(InMemoryMailbox.builder(name, Shop.RESULTS).build()) {
+    private static Mailbox<MainLoopResult<Quote>> recordingReceivers(String name, List<Thread> receivers) {
+        return onReceive(InMemoryMailbox.builder(name, Shop.RESULTS).build(), call -> {
+            receivers.add(Thread.currentThread());
+            return call.get();
+        });
+    }
+
+    /** A mailbox whose receives ({@code acknowledgeAndReceive}) go through {@code hook}, given the real call. */
+    private static <T> Mailbox<T> onReceive(Mailbox<T> mailbox, Function<Supplier<List<Message<T>>>, List<Message<T>>> hook) {
+        return new ForwardingMailbox<>(mailbox) {
             @Override
-            public List<Message<MainLoopResult<Quote>>> acknowledgeAndReceive(
-                    List<? extends Message<MainLoopResult<Quote>>> acknowledge, ReceiveOptions options,
-                    Consumer<? super Message<MainLoopResult<Quote>>> stale) {
-                receivers.add(Thread.currentThread());
-                return delegate.acknowledgeAndReceive(acknowledge, options, stale);
+            public List<Message<T>> acknowledgeAndReceive(List<? extends Message<T>> acknowledge, ReceiveOptions options,
+                                                          Consumer<? super Message<T>> stale) {
+                return hook.apply(() -> delegate.acknowledgeAndReceive(acknowledge, options, stale));
             }
 
             @Override
-            public Mailbox<MainLoopResult<Quote>> fenced(long epoch) {
+            public Mailbox<T> fenced(long epoch) {
                 throw new UnsupportedOperationException("not used here");
             }
         };
@@ -710,29 +698,18 @@ class MainLoopTest {
     @DisplayName("run(1) with several receiving workers: a receive call that failed is retried, not lost to the other worker")
     void receiveBudgetSurvivesAFailure() {
         AtomicInteger calls = new AtomicInteger();
-        var requests = new ForwardingMailbox<>(requests()) {
-            @Override
-            public List<Message<MainLoopRequest<Order>>> acknowledgeAndReceive(
-                    List<? extends Message<MainLoopRequest<Order>>> acknowledge, ReceiveOptions options,
-                    Consumer<? super Message<MainLoopRequest<Order>>> stale) {
-                if (calls.incrementAndGet() == 1) {
-                    // fail only once the other worker has found the budget used up and left its loop
-                    try {
-                        Threads.awaitParkedIn(otherWorker(), f -> f.getMethodName().equals("getTask"),
-                                Duration.ofSeconds(30));
-                    } catch (InterruptedException e) {
-                        throw new AssertionError(e);
-                    }
-                    throw new MailboxUnavailableException("the first receive fails", true, null);
+        var requests = onReceive(requests(), call -> {
+            if (calls.incrementAndGet() == 1) {
+                // fail only once the other worker has found the budget used up and left its loop
+                try {
+                    Threads.awaitParkedIn(otherWorker(), f -> f.getMethodName().equals("getTask"), Duration.ofSeconds(30));
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
                 }
-                return delegate.acknowledgeAndReceive(acknowledge, options, stale);
+                throw new MailboxUnavailableException("the first receive fails", true, null);
             }
-
-            @Override
-            public Mailbox<MainLoopRequest<Order>> fenced(long epoch) {
-                throw new UnsupportedOperationException("not used here");
-            }
-        };
+            return call.get();
+        });
         var responses = new CollectingMailbox<MainLoopResult<Quote>>("responses");
         MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price))
                 .responses(responses).concurrency(2).receiveBatch(1).waitTime(Duration.ofSeconds(5)).build();
