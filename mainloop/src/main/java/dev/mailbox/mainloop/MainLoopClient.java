@@ -79,8 +79,7 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
      */
     private final ReentrantLock state = new ReentrantLock();
     private final Condition asyncWork = state.newCondition(); // the client's thread waits here for work
-    private boolean receiving; // guarded by state: a thread holds the role
-    private @Nullable Thread holder; // guarded by state: the thread holding the role, if it is receiving
+    private @Nullable Thread holder; // guarded by state: the thread holding the role, if any
     private int asyncPending; // guarded by state: futures from call() not yet complete
     /** Callers of callAndWait waiting for the role, with their calls, in arrival order. */
     private final Map<Thread, CompletableFuture<@Nullable Res>> waiting = new LinkedHashMap<>(); // guarded by state
@@ -277,7 +276,7 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
         state.lock();
         try {
             asyncPending++;
-            if (!receiving) {
+            if (holder == null) {
                 asyncWork.signal();
             }
         } finally {
@@ -305,7 +304,7 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
         } finally {
             state.lock();
             try {
-                if (waiting.remove(me) != null && !receiving) {
+                if (waiting.remove(me) != null && holder == null) {
                     handRoleOn(); // it may have been this caller's turn
                 }
             } finally {
@@ -331,9 +330,8 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
             state.lock();
             try {
                 // a result delivered while this caller waited for the lock needs no receive
-                mine = !receiving && open && !future.isDone();
+                mine = holder == null && open && !future.isDone();
                 if (mine) {
-                    receiving = true;
                     holder = me;
                     waiting.remove(me);
                 } else {
@@ -360,7 +358,6 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
     private void releaseRole() {
         state.lock();
         try {
-            receiving = false;
             holder = null;
             handRoleOn();
         } finally {
@@ -405,10 +402,10 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
             state.lock();
             try {
                 long idleUntil = System.nanoTime() + period;
-                while (open && (asyncPending == 0 || receiving)) {
+                while (open && (asyncPending == 0 || holder != null)) {
                     long left = idleUntil - System.nanoTime();
                     if (left <= 0) {
-                        if (!receiving && !delivered.isEmpty()) {
+                        if (holder == null && !delivered.isEmpty()) {
                             tidy = true;
                             break;
                         }
@@ -420,7 +417,6 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
                 if (!open) {
                     return;
                 }
-                receiving = true;
                 holder = Thread.currentThread();
             } catch (InterruptedException e) {
                 if (!open) {
@@ -543,8 +539,10 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
         boolean mine;
         state.lock();
         try {
-            mine = !receiving; // nobody receives any more: the last results delivered are acknowledged here
-            receiving = true;
+            mine = holder == null; // nobody receives any more: the last results delivered are acknowledged here
+            if (mine) {
+                holder = Thread.currentThread();
+            }
         } finally {
             state.unlock();
         }
