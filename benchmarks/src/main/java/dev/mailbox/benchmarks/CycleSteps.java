@@ -7,7 +7,6 @@ import dev.mailbox.redis.RedisMailbox;
 import dev.mailbox.testkit.redis.RedisServerProcess;
 import redis.clients.jedis.JedisPooled;
 
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -36,9 +35,9 @@ public final class CycleSteps {
      */
     public static void main(String[] args) throws Exception {
         LibraryLog.toFile("cycle-steps");
-        List<String> a = Arrays.asList(args);
-        int rounds = a.contains("--rounds") ? Integer.parseInt(a.get(a.indexOf("--rounds") + 1)) : 6;
-        int cycles = a.contains("--cycles") ? Integer.parseInt(a.get(a.indexOf("--cycles") + 1)) : 5_000;
+        Options options = new Options(args);
+        int rounds = options.integer("--rounds", 6);
+        int cycles = options.integer("--cycles", 5_000);
         try (RedisServerProcess server = RedisServerProcess.start();
              JedisPooled jedis = new JedisPooled(server.host(), server.port());
              RedisMailbox<String> m = RedisMailbox.builder("cycle-steps", Codec.utf8()).client(jedis).build()) {

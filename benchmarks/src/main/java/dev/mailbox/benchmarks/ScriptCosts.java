@@ -10,7 +10,6 @@ import redis.clients.jedis.Protocol;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -47,9 +46,9 @@ public final class ScriptCosts {
      */
     public static void main(String[] args) throws Exception {
         LibraryLog.toFile("scripts");
-        List<String> a = Arrays.asList(args);
-        int n = a.contains("--n") ? Integer.parseInt(a.get(a.indexOf("--n") + 1)) : 20_000;
-        int repetitions = a.contains("--repetitions") ? Integer.parseInt(a.get(a.indexOf("--repetitions") + 1)) : 3;
+        Options options = new Options(args);
+        int n = options.integer("--n", 20_000);
+        int repetitions = options.integer("--repetitions", 3);
         try (RedisServerProcess server = RedisServerProcess.start();
              JedisPooled jedis = new JedisPooled(server.host(), server.port());
              RedisMailbox<String> m = RedisMailbox.builder("costs", Codec.utf8()).client(jedis).build()) {

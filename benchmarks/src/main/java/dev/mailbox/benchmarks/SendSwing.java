@@ -8,8 +8,6 @@ import redis.clients.jedis.JedisPooled;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
-import java.util.List;
 import java.util.Locale;
 
 /**
@@ -56,11 +54,9 @@ public final class SendSwing {
     }
 
     private static void probe(String[] args) throws Exception {
-        List<String> a = Arrays.asList(args);
-        int p = a.indexOf("--pin");
-        String pin = p >= 0 ? a.get(p + 1) : "none";
-        int s = a.indexOf("--seconds");
-        long seconds = s >= 0 ? Long.parseLong(a.get(s + 1)) : 20;
+        Options options = new Options(args);
+        String pin = options.string("--pin", "none");
+        long seconds = options.integer("--seconds", 20);
         try (RedisServerProcess server = RedisServerProcess.start();
              JedisPooled jedis = new JedisPooled(server.host(), server.port());
              RedisMailbox<String> m = RedisMailbox.builder("swing", Codec.utf8()).client(jedis).build()) {
