@@ -39,6 +39,8 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** MainLoop and MainLoopClient details that do not depend on the backend, on in-memory mailboxes. */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
@@ -718,6 +720,37 @@ class MainLoopTest {
         assertThat(loop.run(1)).isEqualTo(1);
         assertThat(calls).as("one failed call, one that counted").hasValue(2);
         assertThat(responses.sentCount()).isEqualTo(1);
+        loop.close();
+    }
+
+    @ParameterizedTest(name = "concurrency {0}")
+    @ValueSource(ints = {1, 2}) // a worker receiving for itself, and the thread receiving for the workers
+    @DisplayName("stop() cuts short a receiver's backoff after failed receives: run returns at once, with no receive after the stop")
+    void stopEndsTheReceiveBackoff(int concurrency) throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        CountDownLatch fourth = new CountDownLatch(1);
+        List<Thread> receiver = new CopyOnWriteArrayList<>();
+        var requests = onReceive(requests(), call -> {
+            if (calls.incrementAndGet() == 4) {
+                receiver.add(Thread.currentThread());
+                fourth.countDown(); // the backoff after this failure is 1.6 s
+            }
+            throw new MailboxUnavailableException("the mailbox is down", true, null);
+        });
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price))
+                .responses(new CollectingMailbox<>("responses")).concurrency(concurrency)
+                .waitTime(Duration.ofMillis(50)).build();
+        CompletableFuture<Long> run = CompletableFuture.supplyAsync(loop::run);
+        assertThat(fourth.await(30, TimeUnit.SECONDS)).isTrue();
+        Threads.awaitParkedIn(receiver.get(0), f -> f.getClassName().equals(Run.class.getName())
+                && f.getMethodName().equals("pause"), Duration.ofSeconds(30));
+
+        long stopped = System.nanoTime();
+        loop.stop();
+        assertThat(run.get(30, TimeUnit.SECONDS)).isZero();
+        assertThat(Duration.ofNanos(System.nanoTime() - stopped)).as("run returned within the backoff")
+                .isLessThan(Duration.ofMillis(1_000));
+        assertThat(calls).as("no receive after the stop").hasValue(4);
         loop.close();
     }
 
