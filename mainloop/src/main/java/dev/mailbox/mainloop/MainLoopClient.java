@@ -546,8 +546,19 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
         } finally {
             state.unlock();
         }
-        if (mine && !delivered.isEmpty()) {
-            acknowledgeDelivered();
+        if (mine) {
+            try {
+                if (!delivered.isEmpty()) {
+                    acknowledgeDelivered();
+                }
+            } finally {
+                state.lock();
+                try {
+                    holder = null; // or a later callAndWait on this thread would take itself for the receiver
+                } finally {
+                    state.unlock();
+                }
+            }
         }
         try {
             cleanup.accept(responses);

@@ -818,6 +818,8 @@ class MainLoopTest {
         assertThatThrownBy(() -> opened[0].send(MainLoopResult.success("x", null, Instant.now())))
                 .isInstanceOf(MailboxClosedException.class);
         assertThat(client.call(new Order("after", 1))).isCompletedExceptionally();
+        assertThatThrownBy(() -> client.callAndWait(new Order("after", 1))).as("on the thread that closed it, too")
+                .isInstanceOf(MailboxClosedException.class);
         assertThatThrownBy(() -> client.call(MainLoopRequest.of(new Order("x", 1)).withReplyTo("other"), Duration.ofSeconds(1)))
                 .hasMessageContaining("reply-to 'other'");
     }
