@@ -201,6 +201,14 @@ final class Run<Req, Res> {
         synchronized (this) {
             receiver.thread = Thread.currentThread();
         }
+        try {
+            return receiveUntilDone(receiver, inline);
+        } finally {
+            settleOnLeaving(receiver);
+        }
+    }
+
+    private boolean receiveUntilDone(Receiver receiver, boolean inline) {
         boolean interrupted = false;
         int failures = 0;
         ReceiveOptions options = loop.receiveOptions;
@@ -304,7 +312,7 @@ final class Run<Req, Res> {
         private boolean receiving; // guarded by Run.this: the thread may be interrupted by a stop only then
 
         /** From now until its next receive, finishing tasks may leave their acknowledgement to it. */
-        private void awaitingSlot() {
+        void awaitingSlot() {
             synchronized (settleLock) {
                 takingSettles = !settlesClosed;
             }
@@ -312,13 +320,15 @@ final class Run<Req, Res> {
 
         /**
          * Called by a task that has answered its request: leaves its acknowledgement to this receiver if
-         * it will receive as soon as the task's slot is released.
+         * it will receive as soon as the task's slot is released, and holds fewer than a batch. (With more
+         * workers than a batch, more tasks than that can finish before a receiver waiting for a slot gets to
+         * run, and a receive carrying more than {@link Limits#MAX_BATCH} acknowledgements would be refused.)
          *
          * @return true if the receiver sends the acknowledgement; false if the task must send it itself
          */
         boolean handOver(Message<MainLoopRequest<Req>> message) {
             synchronized (settleLock) {
-                if (!takingSettles || settlesClosed) {
+                if (!takingSettles || settlesClosed || toSettle.size() >= Limits.MAX_BATCH) {
                     return false;
                 }
                 toSettle.add(message);
@@ -373,6 +383,21 @@ final class Run<Req, Res> {
     }
 
     /**
+     * A receiver leaves its loop: it sends the acknowledgements it holds now. Where every worker receives,
+     * the others may go on for a long poll and a handler more, and held until the drain these could outlive
+     * the requests' visibility timeout, so the requests would be delivered and answered again. From now on
+     * tasks that finish acknowledge on their own.
+     */
+    private void settleOnLeaving(Receiver receiver) {
+        List<Message<MainLoopRequest<Req>>> held;
+        synchronized (settleLock) {
+            receiver.takingSettles = false;
+            held = receiver.drainSettles();
+        }
+        acknowledgeAll(held);
+    }
+
+    /**
      * Sends the acknowledgements handed over just before the runner stopped waiting for good; each
      * failure is only logged. From now on tasks acknowledge on their own.
      */
@@ -387,7 +412,12 @@ final class Run<Req, Res> {
                 }
             }
         }
-        // one receiver at a time holds at most a batch; several receivers' together may need several calls
+        acknowledgeAll(rest);
+    }
+
+    /** Acknowledges in batches; each failure is only logged. */
+    private void acknowledgeAll(List<Message<MainLoopRequest<Req>>> rest) {
+        // one receiver holds at most a batch; several receivers' together may need several calls
         for (int from = 0; from < rest.size(); from += Limits.MAX_BATCH) {
             List<Message<MainLoopRequest<Req>>> batch = rest.subList(from, Math.min(rest.size(), from + Limits.MAX_BATCH));
             try {

@@ -755,6 +755,52 @@ class MainLoopTest {
     }
 
     @Test
+    @DisplayName("with receiveBatch(1) and run(n), a worker that runs out of receives acknowledges its last request at once, not when the others finish")
+    void lastAcknowledgementNotHeldForTheOthers() {
+        var requests = requests();
+        var responses = new CollectingMailbox<MainLoopResult<Quote>>("responses");
+        AtomicInteger handled = new AtomicInteger();
+        // the worker without a request long-polls 2 s; the other's request would be visible again after 1 s
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.<Order, Quote>ofBody(o -> {
+            handled.incrementAndGet();
+            return Shop.price(o);
+        })).responses(responses).concurrency(2).receiveBatch(1)
+                .visibilityTimeout(Duration.ofSeconds(1)).waitTime(Duration.ofSeconds(2)).build();
+        requests.send(MainLoopRequest.of(new Order("fig", 1)));
+
+        assertThat(loop.run(2)).as("requests taken").isEqualTo(1);
+        assertThat(handled).as("handled once").hasValue(1);
+        assertThat(responses.sentCount()).as("answered once").isEqualTo(1);
+        assertThat(requests.approximateCount()).isZero();
+        loop.close();
+    }
+
+    @Test
+    @DisplayName("a receiver takes at most a batch of acknowledgements from finishing tasks; the rest acknowledge on their own")
+    void handOverHoldsAtMostABatch() {
+        // More tasks than a batch can finish while their receiver waits to be scheduled; the race is a thread
+        // wake-up wide, so this asserts the bound where it is kept rather than through a run.
+        var requests = requests();
+        requests.send(MainLoopRequest.of(new Order("fig", 1)));
+        Message<MainLoopRequest<Order>> answered = requests.receive().get(0);
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price))
+                .responses(new CollectingMailbox<>("responses")).concurrency(12).build();
+        Run<Order, Quote> run = new Run<>(loop, requests);
+        try {
+            Run<Order, Quote>.Receiver receiver = run.new Receiver();
+            receiver.awaitingSlot();
+            for (int i = 0; i < dev.mailbox.api.Limits.MAX_BATCH; i++) {
+                assertThat(receiver.handOver(answered)).as("acknowledgement %d taken", i + 1).isTrue();
+            }
+            assertThat(receiver.handOver(answered)).as("one more than a batch").isFalse();
+        } finally {
+            run.workers.shutdownNow();
+            run.timers.shutdownNow();
+            loop.close();
+        }
+    }
+
+    @Test
     @DisplayName("callAndWait: a timeout, an interrupt and a close each end the wait with their own exception")
     void callAndWaitEnds() throws Exception {
         var requests = requests(); // nobody answers
