@@ -80,10 +80,11 @@ import org.slf4j.LoggerFactory;
  * When every worker is busy, the receiving thread waits for one to finish and then receives at once; a
  * worker that finishes then leaves its acknowledgement (sent after the reply, as always) to that receive,
  * which carries it ({@link Mailbox#acknowledgeAndReceive}: on Redis one round trip for both); where the
- * workers receive, every acknowledgement rides on its worker's next receive, and those left when the loop
- * ends go in batches before {@code run} returns. Otherwise, and once the loop stops, workers
- * acknowledge on their own. A handle found stale either way is
- * logged, and the request, if it comes back, is answered from memory.
+ * workers receive, every acknowledgement rides on its worker's next receive, and a worker that leaves
+ * its loop (its receives used up, or a stop) sends the one it holds at once. A receive carries at most
+ * {@link Limits#MAX_BATCH} acknowledgements; past that, and once the loop stops, workers
+ * acknowledge on their own. A handle found stale either way is logged, and the request, if it comes back,
+ * is answered from memory.
  *
  * <h2>Metrics</h2>
  * Micrometer meters, tagged with the request mailbox's name: {@code mainloop.requests} (counter,
