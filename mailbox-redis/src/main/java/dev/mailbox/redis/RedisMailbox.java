@@ -166,7 +166,6 @@ public final class RedisMailbox<T> implements Mailbox<T> {
     private static final byte[] ZERO = bytes(0);
     private static final byte[] DEDUPLICATION_WINDOW_MS = bytes(Limits.DEDUPLICATION_WINDOW.toMillis());
     private static final Pattern TAG = Pattern.compile("[^{}]{1,200}");
-    private static final long SUBSCRIBE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
     /** A receive with nothing to settle has nothing to report. */
     private static final Consumer<Object> NO_STALE = m -> { };
 
@@ -363,7 +362,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         long waitNanos = options.waitTime().toNanos();
         long start = System.nanoTime();
         if (waitNanos > 0) {
-            hub.ensureSubscribed(Math.min(waitNanos, SUBSCRIBE_WAIT_NANOS));
+            hub.start();
         }
         List<byte[]> args = new ArrayList<>(10 + 2 * settling.size());
         args.add(channelBytes);

@@ -21,7 +21,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>A waiter reads {@link #generation()} before it runs the receive script and only sleeps if no
  * notice arrived since: a notice published between the script and the sleep cannot be missed. If the
- * subscription is down, waiters sleep at most {@link #DEGRADED_SLEEP_MS} and poll.
+ * subscription is down, waiters sleep at most {@link #DEGRADED_SLEEP_MS} and poll; when it comes (back)
+ * up the generation moves, so everyone runs the script again and nothing sent meanwhile waits for a poll.
+ * That is also why nobody waits for the subscription before its first script: a receive's
+ * acknowledgements and the messages already there never wait for pub/sub.
  */
 final class WakeHub implements AutoCloseable {
 
@@ -36,7 +39,6 @@ final class WakeHub implements AutoCloseable {
     private final String channel;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
-    private final Condition subscribedCondition = lock.newCondition();
     // guarded by lock
     private long generation;
     private final List<long[]> plannedWakes = new ArrayList<>(); // server ms each waiter will wake at
@@ -59,24 +61,16 @@ final class WakeHub implements AutoCloseable {
         }
     }
 
-    /** Starts the subscriber if needed and waits up to {@code maxNanos} for it to be subscribed. */
-    void ensureSubscribed(long maxNanos) {
+    /** Starts the subscriber if it is not running; does not wait for it (see the class comment). */
+    void start() {
         lock.lock();
         try {
-            if (closed) {
+            if (closed || thread != null) {
                 return;
             }
-            if (thread == null) {
-                thread = new Thread(this::subscribeLoop, "mailbox-wake-" + channel);
-                thread.setDaemon(true);
-                thread.start();
-            }
-            long remaining = maxNanos;
-            while (!subscribed && !closed && remaining > 0) {
-                remaining = subscribedCondition.awaitNanos(remaining);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            thread = new Thread(this::subscribeLoop, "mailbox-wake-" + channel);
+            thread.setDaemon(true);
+            thread.start();
         } finally {
             lock.unlock();
         }
@@ -118,7 +112,6 @@ final class WakeHub implements AutoCloseable {
             }
             closed = true;
             changed.signalAll();
-            subscribedCondition.signalAll();
             l = listener;
             t = thread;
         } finally {
@@ -160,6 +153,9 @@ final class WakeHub implements AutoCloseable {
             }
             lock.lock();
             try {
+                if (subscribed) {
+                    backoff = 50; // it was up: a blip, not a server that keeps refusing
+                }
                 subscribed = false;
                 generation++; // notices may have been missed: everyone re-reads
                 changed.signalAll();
@@ -249,9 +245,8 @@ final class WakeHub implements AutoCloseable {
             lock.lock();
             try {
                 subscribed = true;
-                generation++;
+                generation++; // notices published before now were not heard: everyone re-reads
                 changed.signalAll();
-                subscribedCondition.signalAll();
                 close = closed;
             } finally {
                 lock.unlock();

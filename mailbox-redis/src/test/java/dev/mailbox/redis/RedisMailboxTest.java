@@ -18,7 +18,9 @@ import redis.clients.jedis.Connection;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.JedisPubSub;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -190,6 +192,35 @@ class RedisMailboxTest {
     }
 
     @Test
+    @DisplayName("a receive never waits for the wake subscription: with pub/sub refused it returns what is there at once, and polls")
+    void receiveWithoutPubSub() throws Exception {
+        RedisServerProcess server = SharedRedis.standalone().server;
+        try (UnifiedJedis noPubSub = new UnifiedJedis(new HostAndPort(server.host(), server.port())) {
+                 @Override
+                 public void subscribe(JedisPubSub listener, String... channels) {
+                     throw new JedisConnectionException("pub/sub refused in this test");
+                 }
+             };
+             RedisMailbox<String> m = RedisMailbox.builder(unique("nopubsub"), Codec.utf8()).client(noPubSub).build()) {
+            m.send("there");
+            long start = System.nanoTime();
+            List<Message<String>> got = m.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(10)));
+            assertThat(got).extracting(Message::body).containsExactly("there");
+            // before, it first waited up to 2 s for a subscription that never came
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(1_000));
+
+            CompletableFuture<List<Message<String>>> waiter =
+                    blockedReceive(m, ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(30)));
+            m.acknowledgeAndReceive(got, ReceiveOptions.defaults(), stale -> {
+                throw new AssertionError("stale: " + stale.id());
+            });
+            m.send("later");
+            assertThat(waiter.get(20, TimeUnit.SECONDS)).as("found by polling, without a notice")
+                    .extracting(Message::body).containsExactly("later");
+        }
+    }
+
+    @Test
     @DisplayName("receive() uses the builder's default receive options")
     void defaults() {
         try (RedisMailbox<String> m = RedisMailbox.builder(unique("defaults"), Codec.utf8())
@@ -210,14 +241,39 @@ class RedisMailboxTest {
             try (RedisServerProcess server = RedisServerProcess.start();
                  JedisPooled client = new JedisPooled(server.host(), server.port());
                  RedisMailbox<String> m = RedisMailbox.builder("idle", Codec.utf8()).client(client).build()) {
-                m.approximateCount(); // loads the scripts
+                assertThat(m.receive()).isEmpty(); // loads the receive script; waits for nothing
                 long before = scriptCalls(server);
                 List<Message<String>> got = m.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(4)));
                 long calls = scriptCalls(server) - before;
 
                 assertThat(got).isEmpty();
-                // one receive script at the start, one when the wait ends (a 300 ms poller would need ~13)
+                // one receive script at the start, one when the mailbox's wake subscription comes up (notices sent
+                // before it were not heard), one when the wait ends; a 300 ms poller would need ~13
                 assertThat(calls).isLessThanOrEqualTo(3);
+            }
+        }
+
+        @Test
+        @DisplayName("the wake subscription comes back quickly after every one of many drops (its backoff starts over once it was up)")
+        void resubscribesAfterEveryDrop() throws Exception {
+            try (RedisServerProcess server = RedisServerProcess.start();
+                 JedisPooled client = new JedisPooled(server.host(), server.port());
+                 RedisMailbox<String> m = RedisMailbox.builder("drops", Codec.utf8()).client(client).build()) {
+                CompletableFuture<List<Message<String>>> waiter =
+                        blockedReceive(m, ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(60)));
+                awaitSubscribers(server, 1, Duration.ofSeconds(10));
+                long slowest = 0;
+                for (int drop = 0; drop < 7; drop++) {
+                    long start = System.nanoTime();
+                    server.call("CLIENT", "KILL", "TYPE", "pubsub");
+                    awaitSubscribers(server, 0, Duration.ofSeconds(10)); // the drop (a reconnect takes 50 ms at least)
+                    awaitSubscribers(server, 1, Duration.ofSeconds(10));
+                    slowest = Math.max(slowest, System.nanoTime() - start);
+                }
+                // a backoff that only ever doubled would wait 1.6 s after the sixth drop and 2 s after the seventh
+                assertThat(Duration.ofNanos(slowest)).isLessThan(Duration.ofMillis(1_000));
+                m.send("still heard");
+                assertThat(waiter.get(20, TimeUnit.SECONDS)).extracting(Message::body).containsExactly("still heard");
             }
         }
 
@@ -354,6 +410,19 @@ class RedisMailboxTest {
     }
 
     private static final Pattern CALLS = Pattern.compile("cmdstat_(evalsha|eval):calls=(\\d+)");
+
+    /** Waits until the server has {@code n} clients subscribed to one channel. */
+    private static void awaitSubscribers(RedisServerProcess server, int n, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            String clients = String.valueOf(server.call("CLIENT", "LIST", "TYPE", "pubsub"));
+            if (clients.lines().filter(l -> l.contains("sub=1")).count() == n) {
+                return;
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("no " + n + " subscriber(s) within " + timeout);
+    }
 
     private static long scriptCalls(RedisServerProcess server) {
         String info = String.valueOf(server.call("INFO", "commandstats"));
