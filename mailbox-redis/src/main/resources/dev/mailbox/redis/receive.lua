@@ -15,11 +15,11 @@ local max_receives = tonumber(ARGV[8])
 local out = {NOW, before or -1, settled}
 local n = 0
 
-local function dead_letter(id, enqueued, flag)
+local function dead_letter(id, body, enqueued, flag)
   local D = keys_at(8)
   promote(D)
   local moved = format_id(new_id(D, 1) + 1)
-  redis.call('HSET', D.body, moved, redis.call('HGET', K.body, id))
+  redis.call('HSET', D.body, moved, body)
   redis.call('HSET', D.meta, moved, format_meta(enqueued, 0, flag, '', ''))
   if flag == 'a' then redis.call('HSET', D.attr, moved, redis.call('HGET', K.attr, id)) end
   redis.call('RPUSH', D.ready, moved)
@@ -31,11 +31,18 @@ end
 while n < max do
   local id = redis.call('LPOP', K.ready)
   if not id then break end
+  local body = redis.call('HGET', K.body, id)
   local meta = redis.call('HGET', K.meta, id)
   local enqueued, count, flag = NOW, 0, '-'
   if meta then enqueued, count, flag = parse_meta(meta) end
-  if max_receives > 0 and count >= max_receives then
-    dead_letter(id, enqueued, flag)
+  if not body then
+    -- The message behind this id is gone. Only an acknowledgement that should have been refused leaves
+    -- one: a handle that lapsed and was requeued, taken for current because the server's clock stepped
+    -- back (a failover to a replica whose clock is behind). Delivering it would hand out a message with
+    -- no body, again at every visibility timeout; drop what is left of it instead.
+    delete(K, id, 'a')
+  elseif max_receives > 0 and count >= max_receives then
+    dead_letter(id, body, enqueued, flag)
   else
     count = count + 1
     n = n + 1
@@ -43,7 +50,7 @@ while n < max do
     redis.call('HSET', K.meta, id, format_meta(enqueued, count, flag, due, token))
     redis.call('ZADD', K.timed, due, id)
     out[#out + 1] = id
-    out[#out + 1] = redis.call('HGET', K.body, id)
+    out[#out + 1] = body
     out[#out + 1] = tonumber(enqueued)
     out[#out + 1] = count
     out[#out + 1] = token

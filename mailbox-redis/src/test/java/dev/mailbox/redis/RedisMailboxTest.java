@@ -192,6 +192,22 @@ class RedisMailboxTest {
     }
 
     @Test
+    @DisplayName("an id in the ready list whose message is gone is dropped by the next receive, not delivered without a body")
+    void orphanIdDropped() {
+        try (RedisMailbox<String> m = standalone(unique("orphan"))) {
+            m.send("a");
+            // what an acknowledgement wrongly taken for current (the server's clock stepped back) leaves behind
+            SharedRedis.standalone().client.lpush(m.readyKey(), "0000000000ff");
+
+            assertThat(m.receive(ReceiveOptions.defaults().withMaxMessages(10))).extracting(Message::body)
+                    .containsExactly("a");
+            assertThat(SharedRedis.standalone().client.llen(m.readyKey())).isZero();
+            assertThat(SharedRedis.standalone().client.hexists(m.readyKey().replaceFirst("ready$", "meta"), "0000000000ff"))
+                    .as("no metadata recreated for it").isFalse();
+        }
+    }
+
+    @Test
     @DisplayName("a receive never waits for the wake subscription: with pub/sub refused it returns what is there at once, and polls")
     void receiveWithoutPubSub() throws Exception {
         RedisServerProcess server = SharedRedis.standalone().server;
