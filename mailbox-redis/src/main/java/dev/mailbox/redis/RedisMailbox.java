@@ -112,6 +112,15 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * calls (on a {@link JedisCluster}, one of a node's pooled connections). Size the pool for the threads
  * that call at once; JedisPooled's default of 8 suits a handful of threads.
  *
+ * <p>A {@link JedisCluster} resends a command whose connection failed, up to its {@code maxAttempts}
+ * (default 5), including one that failed after the server ran it (a read timeout). A script run twice
+ * that way is not undone: a send without a deduplication id is stored twice, as with any retried send;
+ * a receive's messages from the first run come back after their visibility timeout with one delivery
+ * counted; and acknowledgements that rode on that receive are reported stale although they were made. A
+ * {@link JedisPooled} client never resends. Give cluster clients a socket timeout well above your slowest
+ * call so that only a real outage triggers this, or {@code maxAttempts} 1 where duplicates cost more than
+ * failing over (each MOVED redirect also uses an attempt).
+ *
  * <pre>{@code
  * JedisPooled redis = new JedisPooled("redis://127.0.0.1:6379");
  * RedisMailbox<Order> orders = RedisMailbox.builder("orders", JsonCodec.of(Order.class))
