@@ -164,7 +164,9 @@ public interface Mailbox<T> extends AutoCloseable {
      * before this method returns or waits). The acknowledgements are made before the receive starts to
      * wait, so a long wait does not hold them back. If the call throws, some or all of the
      * acknowledgements may have been made; acknowledging again is safe (a message already acknowledged
-     * is reported stale).
+     * is reported stale). An exception thrown by {@code stale} propagates; where the backend settles and
+     * receives at once, messages that call had already received come back after their visibility timeout,
+     * so a callback should record, not throw.
      *
      * @param acknowledge 0 to 10 messages received from this mailbox, to acknowledge first
      * @param options     how many, for how long, and how long to wait, as for {@link #receive(ReceiveOptions)}
