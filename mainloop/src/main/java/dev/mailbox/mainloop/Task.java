@@ -101,17 +101,10 @@ final class Task<Req, Res> implements Runnable {
         }
         Instant now = loop.time.now();
         loop.metrics.queueWait(Duration.between(message.enqueuedAt(), now));
-        int max = loop.retry.maxDeliveries();
-        if (message.deliveryCount() > max) {
-            deadLetter(request, null, new MainLoopError(MainLoopError.DELIVERY_LIMIT_EXCEEDED,
-                    "delivered " + message.deliveryCount() + " times; the retry policy allows " + max));
-            return;
-        }
+        // A request this loop has answered, or is answering, is answered the same way however often it was
+        // delivered: its acknowledgement may have been lost on its last allowed delivery.
         String id = request.requestId();
-        MainLoopResult<Res> known = loop.completed.getIfPresent(id);
-        if (known != null) {
-            loop.metrics.outcome("duplicate");
-            answer(request, known);
+        if (answeredFromMemory(request)) {
             return;
         }
         MainLoop.Attempt<Res> mine = new MainLoop.Attempt<>();
@@ -123,11 +116,35 @@ final class Task<Req, Res> implements Runnable {
         }
         MainLoopResult<Res> result = null;
         try {
+            // the first copy may have finished between the lookup above and the claim
+            MainLoopResult<Res> known = loop.completed.getIfPresent(id);
+            if (known != null) {
+                loop.metrics.outcome("duplicate");
+                answer(request, known);
+                result = known;
+                return;
+            }
+            int max = loop.retry.maxDeliveries();
+            if (message.deliveryCount() > max) {
+                deadLetter(request, null, new MainLoopError(MainLoopError.DELIVERY_LIMIT_EXCEEDED,
+                        "delivered " + message.deliveryCount() + " times; the retry policy allows " + max));
+                return;
+            }
             result = execute(request, now);
         } finally {
             loop.running.remove(id, mine);
             mine.finish(result);
         }
+    }
+
+    private boolean answeredFromMemory(MainLoopRequest<Req> request) {
+        MainLoopResult<Res> known = loop.completed.getIfPresent(request.requestId());
+        if (known == null) {
+            return false;
+        }
+        loop.metrics.outcome("duplicate");
+        answer(request, known);
+        return true;
     }
 
     /** Runs the handler; returns the final result, or null if the request was retried, dead-lettered or abandoned. */
@@ -140,12 +157,13 @@ final class Task<Req, Res> implements Runnable {
         }
         Instant limit = request.deadline();
         if (request.budget() != null) {
-            Instant byBudget = now.plus(request.budget());
+            Instant byBudget = plusOrMax(now, request.budget());
             limit = limit == null || byBudget.isBefore(limit) ? byBudget : limit;
         }
-        ScheduledFuture<?> timer = limit == null ? null
-                : run.timers.schedule(this::deadlineReached, Math.max(0, Duration.between(now, limit).toNanos()),
-                TimeUnit.NANOSECONDS);
+        long delay = limit == null ? Long.MAX_VALUE : nanosUntil(now, limit);
+        // a limit centuries away (a budget of "forever") needs no timer
+        ScheduledFuture<?> timer = delay == Long.MAX_VALUE ? null
+                : run.timers.schedule(this::deadlineReached, delay, TimeUnit.NANOSECONDS);
         @Nullable Res response = null;
         Exception failure = null;
         boolean late;
@@ -155,6 +173,9 @@ final class Task<Req, Res> implements Runnable {
                 return null;
             }
             interruptible = true;
+            if (deadlineHit) {
+                Thread.currentThread().interrupt(); // the deadline came before the handler started
+            }
         }
         try {
             response = loop.handler.handle(request);
@@ -200,6 +221,24 @@ final class Task<Req, Res> implements Runnable {
         }
         loop.metrics.outcome("error");
         return complete(request, MainLoopResult.failure(id, MainLoopError.of(failure), done));
+    }
+
+    /** {@code instant + d}, or {@link Instant#MAX} where that would be past it. */
+    private static Instant plusOrMax(Instant instant, Duration d) {
+        try {
+            return instant.plus(d);
+        } catch (java.time.DateTimeException | ArithmeticException e) {
+            return Instant.MAX;
+        }
+    }
+
+    /** Nanoseconds from {@code from} to {@code to}, at least 0; {@link Long#MAX_VALUE} where that does not fit. */
+    private static long nanosUntil(Instant from, Instant to) {
+        try {
+            return Math.max(0, Duration.between(from, to).toNanos());
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
     }
 
     /** Remembers a final result and answers with it. */

@@ -536,6 +536,16 @@ class MainLoopTest {
         }
     }
 
+    /** Sleeps in a handler; an interrupt fails the handler, as it fails a handler that blocks on I/O. */
+    private static void nap(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
     /** A response mailbox that records the threads its receives ran on. */
     private static Mailbox<MainLoopResult<Quote>> recordingReceivers(String name, List<Thread> receivers) {
         return onReceive(InMemoryMailbox.builder(name, Shop.RESULTS).build(), call -> {
@@ -798,6 +808,85 @@ class MainLoopTest {
             run.timers.shutdownNow();
             loop.close();
         }
+    }
+
+    @Test
+    @DisplayName("a request answered on its last allowed delivery whose acknowledgement was lost is answered from memory when it comes back, not dead-lettered")
+    void answeredFromMemoryPastTheDeliveryLimit() {
+        var requests = requests();
+        CollectingMailbox<MainLoopResult<Quote>> responses = new CollectingMailbox<>("responses");
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price))
+                .responses(responses).waitTime(Duration.ZERO)
+                .retryPolicy(RetryPolicy.defaults().withMaxDeliveries(1)).build();
+        MainLoopRequest<Order> request = MainLoopRequest.of(new Order("cherry", 8));
+        requests.send(request);
+        Message<MainLoopRequest<Order>> lost = requests.receive().get(0); // its delivery, never acknowledged
+        requests.send(request);
+        assertThat(loop.run(1)).isEqualTo(1);
+        assertThat(responses.lastBody().ok()).isTrue();
+        lost.nack(Duration.ZERO); // comes back on its second delivery, past the limit of 1
+
+        assertThat(loop.run(1)).isEqualTo(1);
+        assertThat(responses.bodies()).hasSize(2).allSatisfy(r -> assertThat(r.ok()).as("answer %s", r).isTrue());
+        assertThat(requests.approximateCount()).isZero();
+        loop.close();
+    }
+
+    @Test
+    @DisplayName("a copy that misses the memory of answers just before the first copy finishes still does not run the handler again")
+    @SuppressWarnings("unchecked")
+    void duplicateRacingTheFirstCopyRunsTheHandlerOnce() throws Exception {
+        var requests = requests();
+        CollectingMailbox<MainLoopResult<Quote>> responses = new CollectingMailbox<>("responses");
+        AtomicInteger handled = new AtomicInteger();
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.<Order, Quote>ofBody(o -> {
+            handled.incrementAndGet();
+            nap(100);
+            return Shop.price(o);
+        })).responses(responses).waitTime(Duration.ZERO).concurrency(2).build();
+        // The window is between a copy's miss in the memory and its claim of the request: widen it to 400 ms
+        // for the second lookup of the id (the second copy's), so the first copy finishes inside it.
+        var real = (com.github.benmanes.caffeine.cache.Cache<String, Object>) (Object) loop.completed;
+        AtomicInteger lookups = new AtomicInteger();
+        Object slowed = java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {com.github.benmanes.caffeine.cache.Cache.class}, (proxy, method, args) -> {
+                    Object found = method.invoke(real, args);
+                    if (method.getName().equals("getIfPresent") && lookups.incrementAndGet() == 2) {
+                        Thread.sleep(400);
+                    }
+                    return found;
+                });
+        var field = MainLoop.class.getDeclaredField("completed");
+        field.setAccessible(true);
+        field.set(loop, slowed);
+        MainLoopRequest<Order> request = MainLoopRequest.of(new Order("cherry", 8));
+        requests.send(request);
+        requests.send(request);
+
+        assertThat(loop.run(1)).as("both copies taken by one receive").isEqualTo(2);
+        assertThat(responses.sentCount()).isEqualTo(2);
+        assertThat(handled).as("handler runs").hasValue(1);
+        loop.close();
+    }
+
+    @Test
+    @DisplayName("a deadline that passes before the handler starts still interrupts it")
+    void deadlineBeforeTheHandlerStarts() {
+        var requests = requests();
+        CollectingMailbox<MainLoopResult<Quote>> responses = new CollectingMailbox<>("responses");
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.<Order, Quote>ofBody(o -> {
+            nap(30);
+            return Shop.price(o);
+        })).responses(responses).waitTime(Duration.ZERO).build();
+        int n = 100;
+        for (int i = 0; i < n; i++) {
+            // the budget's timer fires at once, often before the handler has begun
+            requests.send(MainLoopRequest.of(new Order("cherry", 8)).withBudget(Duration.ofNanos(1)));
+        }
+        assertThat(loop.run(n)).isEqualTo(n);
+        assertThat(responses.bodies()).hasSize(n).allSatisfy(r -> assertThat(r.error()).as("answer %s", r)
+                .isNotNull().extracting(MainLoopError::type).isEqualTo(MainLoopError.DEADLINE_EXCEEDED));
+        loop.close();
     }
 
     @Test
