@@ -110,6 +110,7 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
     final ReceiveOptions receiveOptions;
     final RetryPolicy retry;
     final Duration grace;
+    private static final Duration MAX_GRACE = Duration.ofDays(36_525);
     final TimeSource time;
     final LoopMetrics metrics;
     final Cache<String, MainLoopResult<Res>> completed;
@@ -255,11 +256,16 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
      * returns their requests to the mailbox, and waits until {@link #run()} has returned. Callable from
      * any thread, including a JVM shutdown hook. The loop can be run again afterwards.
      *
-     * @param grace how long running handlers may take to finish
+     * @param grace how long running handlers may take to finish (over 100 years counts as 100 years)
      * @return true if {@code run} returned within grace plus a short margin for receive calls
+     * @throws IllegalArgumentException if {@code grace} is negative
      */
     public boolean shutdown(Duration grace) {
         Objects.requireNonNull(grace, "grace");
+        if (grace.isNegative()) {
+            throw new IllegalArgumentException("grace must not be negative, was " + grace);
+        }
+        grace = bounded(grace);
         long until = System.nanoTime() + grace.toNanos() + receiveOptions.waitTime().toNanos()
                 + TimeUnit.SECONDS.toNanos(5);
         synchronized (lock) {
@@ -281,6 +287,14 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
             }
             return true;
         }
+    }
+
+    /**
+     * A grace period that fits in a {@code long} of nanoseconds with room to add to {@link System#nanoTime}:
+     * at most 100 years, which is "wait" for any process.
+     */
+    static Duration bounded(Duration grace) {
+        return grace.compareTo(MAX_GRACE) > 0 ? MAX_GRACE : grace;
     }
 
     /**
@@ -525,14 +539,15 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
 
         /**
          * @param grace how long {@link #stop()} and {@link #close()} let running handlers finish
-         *              (default 30 s)
+         *              (default 30 s); anything over 100 years (such as {@code ChronoUnit.FOREVER}) waits
+         *              100 years
          * @return this builder
          */
         public Builder<Req, Res> shutdownGrace(Duration grace) {
             if (grace.isNegative()) {
                 throw new IllegalArgumentException("shutdownGrace must not be negative, was " + grace);
             }
-            this.grace = grace;
+            this.grace = bounded(grace);
             return this;
         }
 

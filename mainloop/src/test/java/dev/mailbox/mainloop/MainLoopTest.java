@@ -890,6 +890,26 @@ class MainLoopTest {
     }
 
     @Test
+    @DisplayName("a deadline centuries away, a budget of Long.MAX_VALUE seconds and a grace of FOREVER are taken as given, not overflowed")
+    void farLimits() {
+        var requests = requests();
+        CollectingMailbox<MainLoopResult<Quote>> responses = new CollectingMailbox<>("responses");
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, RequestHandler.ofBody(Shop::price))
+                .responses(responses).waitTime(Duration.ZERO).concurrency(2).receiveBatch(2)
+                .shutdownGrace(java.time.temporal.ChronoUnit.FOREVER.getDuration()).build();
+        requests.send(MainLoopRequest.of(new Order("cherry", 8)).withDeadline(Instant.parse("2400-01-01T00:00:00Z")));
+        requests.send(MainLoopRequest.of(new Order("cherry", 8)).withBudget(Duration.ofSeconds(Long.MAX_VALUE)));
+
+        assertThat(loop.run(1)).isEqualTo(2);
+        assertThat(responses.bodies()).hasSize(2).allSatisfy(r -> assertThat(r.ok()).as("answer %s", r).isTrue());
+        assertThat(requests.approximateCount()).isZero();
+        assertThat(loop.shutdown(java.time.temporal.ChronoUnit.FOREVER.getDuration())).as("nothing running").isTrue();
+        assertThatThrownBy(() -> loop.shutdown(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("negative");
+        loop.close();
+    }
+
+    @Test
     @DisplayName("callAndWait: a timeout, an interrupt and a close each end the wait with their own exception")
     void callAndWaitEnds() throws Exception {
         var requests = requests(); // nobody answers
