@@ -85,7 +85,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
 
         @Override
         public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long epoch) {
-            return InMemoryMailbox.this.acknowledgeBatch(messages, epoch);
+            return InMemoryMailbox.this.acknowledgeBatch(messages, epoch, epoch);
         }
 
         @Override
@@ -538,11 +538,35 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     }
 
     /**
-     * A fenced view's batch acknowledge: every handle is checked before anything changes (one that
-     * this mailbox did not issue refuses the whole batch), then the fence once and every delivery
+     * {@inheritDoc}
+     *
+     * <p>One step, as on the other backends: a message this mailbox did not deliver refuses the whole
+     * batch with {@link IllegalArgumentException}, and messages received through {@link #fenced fenced}
+     * views are acknowledged under their epochs: if any of them is below the fence, the whole batch is
+     * refused with {@link FencedException} and nothing is acknowledged.
+     */
+    @Override
+    public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages) {
+        Objects.requireNonNull(messages, "messages");
+        long lowest = 0;
+        long highest = 0;
+        for (Message<T> m : messages) {
+            long epoch = m instanceof InMemoryMessage<T> im ? im.epoch() : 0;
+            if (epoch > 0) {
+                lowest = lowest == 0 ? epoch : Math.min(lowest, epoch);
+                highest = Math.max(highest, epoch);
+            }
+        }
+        return acknowledgeBatch(messages, lowest, highest);
+    }
+
+    /**
+     * A batch acknowledge under epochs {@code lowest..highest} (a fenced view's epoch for both; 0 and 0 for
+     * messages none of which came through a view): every handle is checked before anything changes (one
+     * that this mailbox did not issue refuses the whole batch), then the fence once and every delivery
      * under one lock, so the batch is never half done because the fence rose in the middle.
      */
-    private List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long epoch) {
+    private List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long lowest, long highest) {
         Objects.requireNonNull(messages, "messages");
         Limits.requireBatchSize(messages.size(), "batch size");
         Handle[] handles = new Handle[messages.size()];
@@ -556,7 +580,10 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
             for (int i = 0; i < handles.length; i++) {
                 requireIssued(handles[i], messages.get(i).receiptHandle());
             }
-            checkFence(epoch);
+            if (lowest != 0 && lowest < fence) {
+                throw new FencedException(name, lowest, fence);
+            }
+            checkFence(highest);
             long now = clock.nanoTime();
             for (int i = 0; i < handles.length; i++) {
                 try {

@@ -57,6 +57,11 @@ final class InMemoryMessage<T> implements Message<T> {
         return entry.attributes;
     }
 
+    /** The epoch of the fenced view it was received through; 0 if none. */
+    long epoch() {
+        return epoch;
+    }
+
     @Override
     public void acknowledge() {
         mailbox.acknowledge(entry, delivery, epoch);

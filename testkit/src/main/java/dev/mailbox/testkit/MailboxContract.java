@@ -714,6 +714,22 @@ public abstract class MailboxContract {
         }
 
         @Test
+        @DisplayName("a batch acknowledge holding a message of another mailbox is refused whole, before anything changes")
+        void batchWithForeignMessageRefused() {
+            Mailbox<String> m = newTextMailbox();
+            Mailbox<String> other = newTextMailbox();
+            m.send("mine");
+            other.send("theirs");
+            Message<String> mine = receiveOne(m);
+            Message<String> theirs = receiveOne(other);
+
+            assertThatThrownBy(() -> m.acknowledgeBatch(List.of(mine, theirs)))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertCount(m, 1);
+            assertCount(other, 1);
+        }
+
+        @Test
         @DisplayName("a nacked delivery's handle is stale")
         void nackMakesHandleStale() {
             Mailbox<String> m = newTextMailbox();
@@ -1934,6 +1950,22 @@ public abstract class MailboxContract {
             assertThatCode(() -> current.extendVisibility(held.receiptHandle(), LONG)).doesNotThrowAnyException();
             assertThatCode(() -> current.acknowledge(held.receiptHandle())).doesNotThrowAnyException();
             assertCount(m, 0);
+        }
+
+        @Test
+        @DisplayName("a batch acknowledge on the mailbox itself holding one delivery of an overtaken epoch is refused whole: nothing is acknowledged")
+        void batchWithOvertakenDeliveryRefusedWhole() {
+            Mailbox<String> m = newTextMailbox();
+            m.sendBatch(List.of("a", "b"));
+            Message<String> plain = receiveOne(m);
+            Message<String> old = receiveOne(m.fenced(1));
+            Mailbox<String> current = m.fenced(2);
+            assertNothingVisible(current); // raises the fence to 2
+
+            assertFenced(() -> m.acknowledgeBatch(List.of(plain, old)), m, 1, 2);
+            assertCount(m, 2); // the plain delivery before it was not acknowledged either
+            assertThat(m.acknowledgeBatch(List.of(plain))).as("alone, it is current").isEmpty();
+            assertCount(m, 1);
         }
 
         @Test

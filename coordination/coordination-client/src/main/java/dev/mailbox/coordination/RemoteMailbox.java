@@ -72,6 +72,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
 
         @Override
         public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long epoch) {
+            requireOwn(messages);
             List<Message<T>> stale = new ArrayList<>();
             for (Message<T> m : messages) {
                 try {
@@ -355,6 +356,52 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         handle(receiptHandle, HandleAction.ACKNOWLEDGE, Duration.ZERO, null);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The node has no batch call, so each message is acknowledged in a call of its own, under the epoch
+     * it was received under. Messages from other mailbox objects are refused before any call. Those received
+     * through {@link #fenced fenced} views go first, lowest epoch first, so a batch holding a delivery of an
+     * overtaken epoch is refused by its first call, with nothing acknowledged; only a fence that rises while
+     * the batch is under way can leave it part done.
+     */
+    @Override
+    public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages) {
+        Objects.requireNonNull(messages, "messages");
+        Limits.requireBatchSize(messages.size(), "batch size");
+        requireOwn(messages);
+        List<Message<T>> order = new ArrayList<>(messages);
+        order.sort(java.util.Comparator.comparingLong(m -> {
+            long epoch = ((RemoteMessage) m).epoch();
+            return epoch == 0 ? Long.MAX_VALUE : epoch;
+        }));
+        Set<Message<T>> stale = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (Message<T> m : order) {
+            try {
+                m.acknowledge();
+            } catch (ReceiptHandleExpiredException e) {
+                stale.add(m);
+            }
+        }
+        List<Message<T>> out = new ArrayList<>(stale.size());
+        for (Message<T> m : messages) {
+            if (stale.contains(m)) {
+                out.add(m);
+            }
+        }
+        return out;
+    }
+
+    /** Refuses, before anything is sent, a batch holding a message this object did not receive. */
+    private void requireOwn(List<? extends Message<T>> messages) {
+        for (Message<T> m : messages) {
+            if (!(m instanceof RemoteMailbox<?>.RemoteMessage rm) || rm.owner() != this) {
+                throw new IllegalArgumentException("message " + (m == null ? null : m.id()) + " was not received"
+                        + " from this RemoteMailbox of '" + name + "'");
+            }
+        }
+    }
+
     @Override
     public void nack(String receiptHandle, Duration visibilityTimeout) {
         Limits.requireVisibilityTimeout(visibilityTimeout, "visibility timeout");
@@ -401,6 +448,14 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
                     Instant.ofEpochMilli(d.getEnqueuedAtMillis()), Map.copyOf(d.getAttributesMap()),
                     Bodies.decode(codec, d.getBody().toByteArray()));
             this.fence = fence;
+        }
+
+        RemoteMailbox<T> owner() {
+            return RemoteMailbox.this;
+        }
+
+        long epoch() {
+            return fence == null ? 0 : fence.getEpoch();
         }
 
         @Override
