@@ -486,12 +486,12 @@ public final class SqsMailbox<T> implements Mailbox<T> {
             DeleteMessageBatchResponse response = call("acknowledgeBatch",
                     () -> sqs.deleteMessageBatch(r -> r.queueUrl(queueUrl).entries(entries)));
             boolean[] refused = new boolean[own.size()];
+            BatchResultErrorEntry failure = null; // a failure that is not a stale handle
             for (BatchResultErrorEntry e : response.failed()) {
-                if (!"ReceiptHandleIsInvalid".equals(e.code())) {
-                    throw new MailboxUnavailableException("SQS failed to delete a message of '" + name + "': " + e.code()
-                            + " " + e.message(), !Boolean.TRUE.equals(e.senderFault()), null);
-                }
                 refused[Integer.parseInt(e.id())] = true;
+                if (!staleHandle(e.code(), e.message()) && failure == null) {
+                    failure = e;
+                }
             }
             boolean[] sent = new boolean[own.size()];
             entries.forEach(e -> sent[Integer.parseInt(e.id())] = true);
@@ -499,11 +499,15 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                 SqsMessage<T> m = own.get(i);
                 if (sent[i] && !refused[i]) {
                     synchronized (m.state()) {
-                        m.state().finish("acknowledged");
+                        m.state().finish("acknowledged"); // even if another entry failed: these deletes were made
                     }
                 } else {
                     stale.add(m);
                 }
+            }
+            if (failure != null) {
+                throw new MailboxUnavailableException("SQS failed to delete a message of '" + name + "': "
+                        + failure.code() + " " + failure.message(), !Boolean.TRUE.equals(failure.senderFault()), null);
             }
             return stale;
         });
@@ -857,6 +861,16 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         }
     }
 
+    /**
+     * Whether an SQS error says the receipt handle is no longer good: {@code ReceiptHandleIsInvalid}, or
+     * {@code InvalidParameterValue} about the receipt handle, which is how AWS refuses an expired one ("Value
+     * ... for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.").
+     */
+    private static boolean staleHandle(@Nullable String code, @Nullable String message) {
+        return "ReceiptHandleIsInvalid".equals(code) || ("InvalidParameterValue".equals(code) && message != null
+                && message.toLowerCase(java.util.Locale.ROOT).replace(" ", "").contains("receipthandle"));
+    }
+
     private <R> R call(String operation, Supplier<R> request) {
         return call(operation, "", request);
     }
@@ -877,10 +891,7 @@ public final class SqsMailbox<T> implements Mailbox<T> {
             int status = e.statusCode();
             String code = e.awsErrorDetails() == null ? "" : e.awsErrorDetails().errorCode();
             String detail = e.awsErrorDetails() == null ? "" : String.valueOf(e.awsErrorDetails().errorMessage());
-            if (!receiptHandle.isEmpty() && "InvalidParameterValue".equals(code)
-                    && detail.toLowerCase(java.util.Locale.ROOT).contains("receipthandle")) {
-                // AWS refuses a ChangeMessageVisibility on an expired handle this way ("Value ... for parameter
-                // ReceiptHandle is invalid. Reason: The receipt handle has expired.")
+            if (!receiptHandle.isEmpty() && staleHandle(code, detail)) {
                 throw new ReceiptHandleExpiredException(receiptHandle, "receipt handle " + receiptHandle + " given to "
                         + operation + " on mailbox '" + name + "' is stale: " + detail);
             }

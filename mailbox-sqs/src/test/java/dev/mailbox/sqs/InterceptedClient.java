@@ -22,6 +22,8 @@ final class InterceptedClient implements AutoCloseable {
 
     private final AtomicReference<Consumer<SdkRequest>> beforeSending = new AtomicReference<>(r -> { });
     private final AtomicReference<Consumer<SdkResponse>> afterAnswer = new AtomicReference<>(r -> { });
+    private final AtomicReference<java.util.function.UnaryOperator<SdkResponse>> rewrite =
+            new AtomicReference<>(r -> r);
     private final SqsClient client = SqsClient.builder()
             .endpointOverride(SharedElasticMq.endpoint())
             .region(Region.US_EAST_1)
@@ -36,6 +38,11 @@ final class InterceptedClient implements AutoCloseable {
                 @Override
                 public void afterUnmarshalling(Context.AfterUnmarshalling context, ExecutionAttributes attributes) {
                     afterAnswer.get().accept(context.response());
+                }
+
+                @Override
+                public SdkResponse modifyResponse(Context.ModifyResponse context, ExecutionAttributes attributes) {
+                    return rewrite.get().apply(context.response());
                 }
             }))
             .build();
@@ -52,6 +59,11 @@ final class InterceptedClient implements AutoCloseable {
     /** @param hook runs on the calling thread with each response, before the mailbox sees it */
     void afterAnswer(Consumer<SdkResponse> hook) {
         afterAnswer.set(hook);
+    }
+
+    /** @param hook replaces each response before the mailbox sees it (as SQS might have answered instead) */
+    void rewriteAnswer(java.util.function.UnaryOperator<SdkResponse> hook) {
+        rewrite.set(hook);
     }
 
     @Override

@@ -30,6 +30,8 @@ import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
+import software.amazon.awssdk.services.sqs.model.DeleteMessageBatchResponse;
 
 class SqsMailboxTest {
 
@@ -63,6 +65,37 @@ class SqsMailboxTest {
                 .client(counted).createIfMissing(true).build();
         made.add(m);
         return m;
+    }
+
+    @Test
+    @DisplayName("a batch acknowledge reports a handle AWS calls expired (InvalidParameterValue) as stale, and settles the rest")
+    void expiredHandleInBatchIsStale() {
+        try (InterceptedClient intercepted = new InterceptedClient()) {
+            SqsMailbox<String> m = SqsMailbox.builder("expired-" + UUID.randomUUID().toString().substring(0, 8),
+                    Codec.utf8()).client(intercepted.client()).createIfMissing(true).build();
+            try {
+                m.sendBatch(List.of("a", "b"));
+                List<Message<String>> got = new ArrayList<>();
+                while (got.size() < 2) {
+                    got.addAll(m.receive(ReceiveOptions.defaults().withMaxMessages(10).withWaitTime(Duration.ofSeconds(1))));
+                }
+                // what AWS answers for an expired handle (always on FIFO queues, and on standard ones after 12 h)
+                intercepted.rewriteAnswer(r -> r instanceof DeleteMessageBatchResponse batch ? batch.toBuilder()
+                        .successful(batch.successful().stream().filter(e -> !e.id().equals("1")).toList())
+                        .failed(BatchResultErrorEntry.builder().id("1").code("InvalidParameterValue").senderFault(true)
+                                .message("Value x for parameter ReceiptHandle is invalid. Reason: The receipt handle has"
+                                        + " expired.").build())
+                        .build() : r);
+
+                assertThat(m.acknowledgeBatch(got)).containsExactly(got.get(1));
+                intercepted.rewriteAnswer(r -> r);
+                assertThatThrownBy(got.get(0)::acknowledge).as("the first was settled")
+                        .isInstanceOf(ReceiptHandleExpiredException.class);
+            } finally {
+                m.close();
+                intercepted.client().deleteQueue(r -> r.queueUrl(m.queueUrl()));
+            }
+        }
     }
 
     @Test
