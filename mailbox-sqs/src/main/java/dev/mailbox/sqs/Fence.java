@@ -49,7 +49,28 @@ final class Fence {
         if (epoch == 0) {
             return action.get();
         }
-        enter(epoch);
+        enter(epoch, epoch);
+        try {
+            return action.get();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Runs {@code action} under the epochs {@code lowest..highest} (a batch of deliveries received under
+     * several): refuses it if the fence is above {@code lowest}, otherwise raises the fence to
+     * {@code highest} and runs it while holding off any further raise. One step, so a raise between the
+     * check and the call cannot let an overtaken delivery through.
+     *
+     * @throws FencedException if the fence is above {@code lowest}; {@code action} did not run and the
+     *                         fence did not move
+     */
+    <R> R call(long lowest, long highest, Supplier<R> action) {
+        if (highest == 0) {
+            return action.get();
+        }
+        enter(lowest, highest);
         try {
             return action.get();
         } finally {
@@ -75,7 +96,7 @@ final class Fence {
         if (epoch == 0) {
             return;
         }
-        enter(epoch);
+        enter(epoch, epoch);
         lock.readLock().unlock();
     }
 
@@ -89,24 +110,27 @@ final class Fence {
         }
     }
 
-    /** On return the caller holds the read lock and the fence is exactly {@code epoch}. */
-    private void enter(long epoch) {
+    /**
+     * On return the caller holds the read lock and the fence is exactly {@code highest}, having been at most
+     * {@code lowest} (1 or more, at most {@code highest}) before.
+     */
+    private void enter(long lowest, long highest) {
         lock.readLock().lock();
         long fence = value;
-        if (fence == epoch) {
+        if (fence == highest && lowest == highest) {
             return;
         }
         lock.readLock().unlock();
-        if (fence > epoch) {
-            throw new FencedException(mailbox, epoch, fence);
+        if (fence > lowest) {
+            throw new FencedException(mailbox, lowest, fence);
         }
         lock.writeLock().lock();
         try {
             fence = value;
-            if (fence > epoch) {
-                throw new FencedException(mailbox, epoch, fence);
+            if (fence > lowest) {
+                throw new FencedException(mailbox, lowest, fence);
             }
-            value = epoch;
+            value = highest;
             // downgrade: no other raise can slip in between raising and running the action
             lock.readLock().lock();
         } finally {

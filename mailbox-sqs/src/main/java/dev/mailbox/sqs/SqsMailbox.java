@@ -447,26 +447,28 @@ public final class SqsMailbox<T> implements Mailbox<T> {
     }
 
     /**
-     * A batch acknowledge, fenced at the highest of {@code epoch} and the epochs the messages were received
-     * under; a message received under a lower one makes the whole batch refused. Deliveries this object knows
-     * to be stale are not sent: they are returned as stale at once.
+     * A batch acknowledge under {@code epoch}, the epoch of the fenced view it is called through, which then
+     * applies to every message (as on the other backends: the new holder may settle what an old one
+     * received); called on the mailbox itself ({@code epoch} 0), under the epochs the messages were received
+     * under, and refused whole if any of them is below the fence. Deliveries this object knows to be stale are
+     * not sent: they are returned as stale at once.
      */
     List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long epoch) {
         Objects.requireNonNull(messages, "messages");
         Limits.requireBatchSize(messages.size(), "batch size");
         List<SqsMessage<T>> own = new ArrayList<>(messages.size());
+        long lowest = epoch;
         long highest = epoch;
         for (Message<T> m : messages) {
             SqsMessage<T> sm = own(m);
             own.add(sm);
-            highest = Math.max(highest, sm.epoch());
+            if (epoch == 0 && sm.epoch() > 0) {
+                lowest = lowest == 0 ? sm.epoch() : Math.min(lowest, sm.epoch());
+                highest = Math.max(highest, sm.epoch());
+            }
         }
         ensureOpen();
-        return fence.call(highest, () -> {
-            // the fence is now `highest`: a message received under a lower epoch is a stale holder's
-            for (SqsMessage<T> m : own) {
-                fence.check(m.epoch());
-            }
+        return fence.call(lowest, highest, () -> {
             List<Message<T>> stale = new ArrayList<>();
             List<DeleteMessageBatchRequestEntry> entries = new ArrayList<>(own.size());
             for (int i = 0; i < own.size(); i++) {

@@ -1969,6 +1969,20 @@ public abstract class MailboxContract {
         }
 
         @Test
+        @DisplayName("the current holder's view settles an overtaken holder's deliveries in a batch: the view's epoch applies to every message")
+        void currentViewBatchSettlesOvertakenDeliveries() {
+            Mailbox<String> m = newTextMailbox();
+            m.sendBatch(List.of("a", "b"));
+            Mailbox<String> old = m.fenced(1);
+            List<Message<String>> held = List.of(receiveOne(old), receiveOne(old));
+            Mailbox<String> current = m.fenced(2);
+            assertNothingVisible(current);
+
+            assertThat(current.acknowledgeBatch(held)).isEmpty();
+            assertCount(m, 0);
+        }
+
+        @Test
         @DisplayName("sends, batch sends, counts and purges through an overtaken view are not fenced")
         void sendsNotFenced() {
             Mailbox<String> m = newTextMailbox();
