@@ -693,7 +693,16 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
         while (n < taken.length && !ready.isEmpty()) {
             Entry e = ready.pollFirst();
             if (redrivePolicy != null && e.deliveryCount >= redrivePolicy.maxReceiveCount()) {
-                deadLetter(e);
+                try {
+                    deadLetter(e);
+                } catch (RuntimeException ex) {
+                    if (n == 0) {
+                        throw ex;
+                    }
+                    // the messages taken already are in flight: return them; the next receive meets this one
+                    // first and says why
+                    return n;
+                }
                 continue;
             }
             e.deliveryCount++;

@@ -354,6 +354,26 @@ class InMemoryMailboxTest {
         }
 
         @Test
+        @DisplayName("a receive that meets one it cannot dead-letter (mailbox closed) still returns the messages it took before it")
+        void closedDeadLetterMailboxMidReceive() {
+            InMemoryMailbox<String> dlq = new InMemoryMailbox<>("dlq");
+            try (InMemoryMailbox<String> m = InMemoryMailbox.<String>builder("m").redrivePolicy(RedrivePolicy.of(2, dlq)).build()) {
+                m.sendBatch(List.of("fresh", "poison"));
+                List<Message<String>> both = m.receive(ReceiveOptions.defaults().withMaxMessages(2));
+                both.get(1).nack();
+                Message<String> last = m.receive().get(0); // the poison's second delivery: the last it may have
+                both.get(0).nack();
+                last.nack();               // ready in order: fresh (1 delivery), poison (2)
+                dlq.close();
+
+                assertThat(m.receive(ReceiveOptions.defaults().withMaxMessages(10))).extracting(Message::body)
+                        .containsExactly("fresh");
+                assertThatThrownBy(m::receive).isInstanceOf(MailboxClosedException.class).hasMessageContaining("'dlq'");
+                assertThat(m.approximateCount()).isEqualTo(2);
+            }
+        }
+
+        @Test
         @DisplayName("ignore the dead-letter mailbox's capacity rather than lose a message")
         void ignoreCapacity() {
             try (InMemoryMailbox<String> dlq = InMemoryMailbox.<String>builder("dlq").capacity(1).build();
