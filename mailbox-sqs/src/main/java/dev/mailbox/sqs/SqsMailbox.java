@@ -99,6 +99,10 @@ import java.util.function.Supplier;
  *   <li>No capacity: the builder refuses one.</li>
  *   <li>A receive waits at most 20 s per SQS call; longer waits loop. {@link #close()} therefore
  *       wakes a waiting receive when its current call ends, within 20 s.</li>
+ *   <li>An interrupt does not cut a long poll short: the SDK's blocking HTTP read does not see it, so a
+ *       receive throws only when its current call ends, and if SQS handed out messages in that call the SDK
+ *       drops the response, so they come back only after their visibility timeout with one more receive
+ *       counted. Where a receiving thread must be stopped promptly, receive with short waits.</li>
  *   <li>SQS stores a batch entry by entry: if some entries of a {@code sendBatch} fail, the others
  *       are stored and the call throws {@link MailboxUnavailableException} saying how many.</li>
  *   <li><b>Fencing is per object</b> ({@code atomicFencing() == false}): see {@link #fenced(long)}.</li>
