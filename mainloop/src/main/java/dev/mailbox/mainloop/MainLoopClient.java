@@ -552,12 +552,7 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
                     acknowledgeDelivered();
                 }
             } finally {
-                state.lock();
-                try {
-                    holder = null; // or a later callAndWait on this thread would take itself for the receiver
-                } finally {
-                    state.unlock();
-                }
+                releaseRole(); // kept, a later callAndWait on this thread would take itself for the receiver
             }
         }
         try {

@@ -104,7 +104,7 @@ final class Task<Req, Res> implements Runnable {
         // A request this loop has answered, or is answering, is answered the same way however often it was
         // delivered: its acknowledgement may have been lost on its last allowed delivery.
         String id = request.requestId();
-        if (answeredFromMemory(request)) {
+        if (answeredFromMemory(request) != null) {
             return;
         }
         MainLoop.Attempt<Res> mine = new MainLoop.Attempt<>();
@@ -117,11 +117,8 @@ final class Task<Req, Res> implements Runnable {
         MainLoopResult<Res> result = null;
         try {
             // the first copy may have finished between the lookup above and the claim
-            MainLoopResult<Res> known = loop.completed.getIfPresent(id);
-            if (known != null) {
-                loop.metrics.outcome("duplicate");
-                answer(request, known);
-                result = known;
+            result = answeredFromMemory(request);
+            if (result != null) {
                 return;
             }
             int max = loop.retry.maxDeliveries();
@@ -137,14 +134,14 @@ final class Task<Req, Res> implements Runnable {
         }
     }
 
-    private boolean answeredFromMemory(MainLoopRequest<Req> request) {
+    /** Answers a request the loop remembers having answered, the same way; returns that result, or null. */
+    private @Nullable MainLoopResult<Res> answeredFromMemory(MainLoopRequest<Req> request) {
         MainLoopResult<Res> known = loop.completed.getIfPresent(request.requestId());
-        if (known == null) {
-            return false;
+        if (known != null) {
+            loop.metrics.outcome("duplicate");
+            answer(request, known);
         }
-        loop.metrics.outcome("duplicate");
-        answer(request, known);
-        return true;
+        return known;
     }
 
     /** Runs the handler; returns the final result, or null if the request was retried, dead-lettered or abandoned. */

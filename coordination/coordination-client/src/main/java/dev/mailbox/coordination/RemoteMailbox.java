@@ -73,15 +73,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         @Override
         public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long epoch) {
             requireOwn(messages);
-            List<Message<T>> stale = new ArrayList<>();
-            for (Message<T> m : messages) {
-                try {
-                    acknowledge(m.receiptHandle(), epoch);
-                } catch (ReceiptHandleExpiredException e) {
-                    stale.add(m);
-                }
-            }
-            return stale;
+            return acknowledgeEach(messages, messages, m -> acknowledge(m.receiptHandle(), epoch));
         }
 
         @Override
@@ -375,10 +367,19 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
             long epoch = ((RemoteMessage) m).epoch();
             return epoch == 0 ? Long.MAX_VALUE : epoch;
         }));
+        return acknowledgeEach(messages, order, Message::acknowledge);
+    }
+
+    /**
+     * Acknowledges each of {@code messages}, one call each, in the order of {@code order} (the same messages);
+     * returns those whose handle was stale, in the order given.
+     */
+    private List<Message<T>> acknowledgeEach(List<? extends Message<T>> messages, List<? extends Message<T>> order,
+                                             java.util.function.Consumer<Message<T>> acknowledge) {
         Set<Message<T>> stale = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         for (Message<T> m : order) {
             try {
-                m.acknowledge();
+                acknowledge.accept(m);
             } catch (ReceiptHandleExpiredException e) {
                 stale.add(m);
             }
