@@ -46,15 +46,7 @@ final class Fence {
      * @throws FencedException if the fence is above {@code epoch}; {@code action} did not run
      */
     <R> R call(long epoch, Supplier<R> action) {
-        if (epoch == 0) {
-            return action.get();
-        }
-        enter(epoch, epoch);
-        try {
-            return action.get();
-        } finally {
-            lock.readLock().unlock();
-        }
+        return call(epoch, epoch, action);
     }
 
     /**
