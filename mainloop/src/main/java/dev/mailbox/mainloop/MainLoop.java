@@ -100,6 +100,8 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(MainLoop.class);
     private static final Duration DEFAULT_GRACE = Duration.ofSeconds(30);
+    /** The longest grace period, 100 years (see {@link #bounded}). */
+    private static final Duration MAX_GRACE = Duration.ofDays(36_525);
 
     final Mailbox<MainLoopRequest<Req>> requests;
     final @Nullable Mailbox<MainLoopResult<Res>> responses;
@@ -110,7 +112,6 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
     final ReceiveOptions receiveOptions;
     final RetryPolicy retry;
     final Duration grace;
-    private static final Duration MAX_GRACE = Duration.ofDays(36_525);
     final TimeSource time;
     final LoopMetrics metrics;
     final Cache<String, MainLoopResult<Res>> completed;
