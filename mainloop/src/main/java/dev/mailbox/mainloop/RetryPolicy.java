@@ -117,8 +117,9 @@ public final class RetryPolicy {
      * @return how long to wait before the next attempt
      */
     public Duration backoff(int deliveryCount) {
-        double millis = initialBackoff.toMillis() * Math.pow(multiplier, Math.max(0, deliveryCount - 1));
-        return millis >= maxBackoff.toMillis() ? maxBackoff : Duration.ofMillis((long) millis);
+        // in nanoseconds: a sub-millisecond initial backoff would truncate to 0 in milliseconds and stay 0
+        double nanos = initialBackoff.toNanos() * Math.pow(multiplier, Math.max(0, deliveryCount - 1));
+        return nanos >= maxBackoff.toNanos() ? maxBackoff : Duration.ofNanos((long) nanos);
     }
 
     /**

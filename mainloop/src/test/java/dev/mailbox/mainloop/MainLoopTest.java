@@ -147,6 +147,10 @@ class MainLoopTest {
         assertThat(List.of(p.backoff(1), p.backoff(2), p.backoff(3), p.backoff(4), p.backoff(50)))
                 .containsExactly(Duration.ofMillis(100), Duration.ofMillis(300), Duration.ofMillis(900),
                         Duration.ofSeconds(2), Duration.ofSeconds(2));
+        RetryPolicy fine = RetryPolicy.defaults().withBackoff(Duration.ofNanos(400_000), 2.5, Duration.ofSeconds(1));
+        assertThat(List.of(fine.backoff(1), fine.backoff(2), fine.backoff(3)))
+                .as("a sub-millisecond backoff is kept, not truncated to 0")
+                .containsExactly(Duration.ofNanos(400_000), Duration.ofMillis(1), Duration.ofNanos(2_500_000));
         assertThat(RetryPolicy.defaults().isRetryable(new MailboxUnavailableException("x", true, null))).isTrue();
         assertThat(RetryPolicy.defaults().isRetryable(new IllegalStateException())).isFalse();
         assertThat(RetryPolicy.never().isRetryable(new MailboxUnavailableException("x", true, null))).isFalse();
