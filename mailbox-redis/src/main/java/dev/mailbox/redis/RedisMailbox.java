@@ -824,10 +824,13 @@ public final class RedisMailbox<T> implements Mailbox<T> {
 
         /**
          * @param ttl how long the mailbox's keys live after its last operation, so an abandoned mailbox
-         *            cleans itself up; every operation renews it. Everything in the mailbox, in-flight and
-         *            delayed messages and its {@link RedisMailbox#fenced fence} too, goes when it expires,
-         *            so choose it longer than your longest idle time (and than a lease holder's longest
-         *            silence). Deduplication ids keep their own expiry. At least one second; none by default.
+         *            cleans itself up; every send, receive, acknowledgement, nack and visibility change
+         *            renews it, but counting does not (watching a mailbox does not keep it alive). Everything in the mailbox, in-flight and delayed messages and its
+         *            {@link RedisMailbox#fenced fence} too, goes when it expires, so choose it longer than
+         *            your longest idle time (and than a lease holder's longest silence). Deduplication ids
+         *            keep their own expiry, and the id counter lives at least as long as they do, so a
+         *            deduplicated retry never answers an id that a later message reuses. At least one
+         *            second; none by default.
          * @return this builder
          */
         public Builder<T> keyTtl(Duration ttl) {

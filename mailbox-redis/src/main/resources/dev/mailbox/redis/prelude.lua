@@ -48,19 +48,25 @@ end
 local function promote(k)
   local first = earliest(k)
   if first == nil or first > NOW then return first end
-  local due = redis.call('ZRANGEBYSCORE', k.timed, '-inf', NOW, 'LIMIT', 0, 1000)
-  if #due > 0 then
-    redis.call('RPUSH', k.ready, unpack(due))
-    redis.call('ZREM', k.timed, unpack(due))
-  end
+  -- all of them, 1000 a call: what this script pushes next must go behind every message already due
+  local due
+  repeat
+    due = redis.call('ZRANGEBYSCORE', k.timed, '-inf', NOW, 'LIMIT', 0, 1000)
+    if #due > 0 then
+      redis.call('RPUSH', k.ready, unpack(due))
+      redis.call('ZREM', k.timed, unpack(due))
+    end
+  until #due < 1000
   return earliest(k)
 end
 
 local function touch(k, ttl)
   if ttl > 0 then
-    for _, key in ipairs({k.ready, k.timed, k.body, k.meta, k.attr, k.seq, k.fence}) do
+    for _, key in ipairs({k.ready, k.timed, k.body, k.meta, k.attr, k.fence}) do
       redis.call('PEXPIRE', key, ttl)
     end
+    -- the id counter outlives every deduplication key that may hold one of its ids
+    redis.call('PEXPIRE', k.seq, math.max(ttl, __DEDUP_WINDOW_MS__))
   end
 end
 

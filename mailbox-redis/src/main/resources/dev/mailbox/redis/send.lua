@@ -25,6 +25,7 @@ if fresh == 0 then
   return ids
 end
 if capacity > 0 and redis.call('LLEN', K.ready) + redis.call('ZCARD', K.timed) + fresh > capacity then
+  touch(K, TTL) -- promote() above may have created the ready list
   return -fresh
 end
 local first = new_id(K, fresh)

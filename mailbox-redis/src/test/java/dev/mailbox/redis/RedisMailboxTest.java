@@ -1,7 +1,9 @@
 package dev.mailbox.redis;
 
 import dev.mailbox.api.Codec;
+import dev.mailbox.api.Limits;
 import dev.mailbox.api.MailboxClosedException;
+import dev.mailbox.api.MailboxFullException;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.RedrivePolicy;
@@ -36,6 +38,7 @@ import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 @ExtendWith(SharedRedis.class)
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
@@ -161,7 +164,7 @@ class RedisMailboxTest {
         }
 
         @Test
-        @DisplayName("carry the configured TTL, renewed by every operation")
+        @DisplayName("carry the configured TTL, renewed by every operation that changes the mailbox")
         void ttl() {
             UnifiedJedis client = SharedRedis.standalone().client;
             String name = unique("ttl");
@@ -176,6 +179,75 @@ class RedisMailboxTest {
                 m.send("x");
                 assertThat(client.pttl(m.readyKey())).isEqualTo(-1);
             }
+        }
+
+        @Test
+        @DisplayName("a send refused as over capacity still renews the TTL of the ready list it may have made")
+        void ttlOfARefusedSend() throws Exception {
+            UnifiedJedis client = SharedRedis.standalone().client;
+            String name = unique("ttlfull");
+            try (RedisMailbox<String> m = RedisMailbox.builder(name, Codec.utf8()).client(client)
+                    .keyTtl(Duration.ofSeconds(1)).capacity(1).build()) {
+                m.send("a");
+                assertThat(m.receive(ReceiveOptions.defaults().withVisibilityTimeout(Duration.ofMillis(100)))).hasSize(1);
+                Thread.sleep(200); // "a" is due again but still in the timed set: the next send promotes it
+                assertThatThrownBy(() -> m.send("b")).isInstanceOf(MailboxFullException.class);
+                // the send's promotion made a new ready list; without a TTL it outlives the message it names
+                assertThat(client.pttl(m.readyKey())).as("ready list's TTL").isPositive();
+                Thread.sleep(1_500); // the keys expire
+                assertThat(m.approximateCount()).as("an expired mailbox holds nothing").isZero();
+                assertThat(m.send("c")).as("and takes a message again").isNotNull();
+            }
+        }
+
+        @Test
+        @DisplayName("the id counter outlives the deduplication ids: after the keys expire, a retry never answers a reused id")
+        void counterOutlivesDeduplication() throws Exception {
+            UnifiedJedis client = SharedRedis.standalone().client;
+            String name = unique("ttldedup");
+            try (RedisMailbox<String> m = RedisMailbox.builder(name, Codec.utf8()).client(client)
+                    .keyTtl(Duration.ofSeconds(1)).build()) {
+                SendOptions once = SendOptions.defaults().withDeduplicationId("order-42");
+                String first = m.send("order-42", once);
+                assertThat(client.pttl("mailbox:{" + name + "}:seq")).as("counter's TTL")
+                        .isGreaterThan(Limits.DEDUPLICATION_WINDOW.toMillis() - 60_000);
+                Thread.sleep(1_500); // idle past the key TTL: the messages expire
+                String other = m.send("order-43");
+                assertThat(m.send("order-42", once)).as("the retry still answers the first send's id").isEqualTo(first);
+                assertThat(other).as("an unrelated message does not get that id").isNotEqualTo(first);
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("with more than 1000 messages due at once, a message sent after all of them comes after all of them")
+    void moreThanAThousandDue() throws Exception {
+        try (RedisMailbox<String> m = standalone(unique("due"))) {
+            SendOptions delayed = SendOptions.defaults().withDelay(Duration.ofSeconds(3));
+            long start = System.nanoTime();
+            for (int b = 0; b < 101; b++) {
+                List<String> bodies = new ArrayList<>();
+                for (int i = 0; i < 10; i++) {
+                    bodies.add("d" + (b * 10 + i));
+                }
+                m.sendBatch(bodies, delayed);
+            }
+            long sentMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assumeTrue(sentMs < 2_500, "the 1,010 delayed sends took " + sentMs + " ms: some could be due already");
+            Thread.sleep(3_500 - sentMs); // every delayed message is due, none promoted yet
+            m.send("late");
+            List<String> order = new ArrayList<>();
+            List<Message<String>> got;
+            ReceiveOptions ten = ReceiveOptions.defaults().withMaxMessages(10).withVisibilityTimeout(Duration.ofMinutes(5));
+            while (!(got = m.receive(ten)).isEmpty()) {
+                got.forEach(x -> order.add(x.body()));
+            }
+            List<String> expected = new ArrayList<>();
+            for (int i = 0; i < 1_010; i++) {
+                expected.add("d" + i);
+            }
+            expected.add("late");
+            assertThat(order).as("the order they became visible in").containsExactlyElementsOf(expected);
         }
     }
 
