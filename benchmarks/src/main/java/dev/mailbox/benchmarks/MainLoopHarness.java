@@ -53,6 +53,8 @@ public final class MainLoopHarness {
     private final int loopBatch;
     /** Voluntary context switches per call in the last {@link #callers} round (NaN if unknown). */
     private double lastSwitchesPerCall = Double.NaN;
+    /** Redis pairs run so far: odd ones run MainLoop first. */
+    private int pairs;
 
     private MainLoopHarness(boolean quick) {
         this(quick ? Duration.ofMillis(700) : Duration.ofSeconds(3), quick ? 3 : 5, false, 0);
@@ -72,7 +74,7 @@ public final class MainLoopHarness {
     }
 
     /**
-     * One paired round on Redis, for the peer harness: the raw exchange, then MainLoop.
+     * One paired round on Redis, for the peer harness: the raw exchange and MainLoop, taking turns to go first.
      *
      * @return calls per second of {raw exchange, MainLoop + client}, then scripts run on Redis per call by each
      *         (counting the round's set-up and tear-down too), then this JVM's voluntary context switches per
@@ -86,17 +88,35 @@ public final class MainLoopHarness {
                 return RedisMailbox.builder(name, codec).client(jedis).build();
             }
         };
-        jedis.sendCommand(redis.clients.jedis.Protocol.Command.CONFIG, "RESETSTAT");
-        double raw = raw(opener, handlers, rawLatencies);
-        double rawSwitches = lastSwitchesPerCall;
-        double rawCommands = Rounds.serverStats(jedis)[2];
-        jedis.sendCommand(redis.clients.jedis.Protocol.Command.CONFIG, "RESETSTAT");
-        double loop = mainLoop(opener, handlers, loopLatencies);
-        double loopSwitches = lastSwitchesPerCall;
-        double loopCommands = Rounds.serverStats(jedis)[2];
+        // the two sides take turns going first, so neither always runs on a machine the other just warmed
+        boolean loopFirst = pairs++ % 2 == 1;
+        double[] loopSide = loopFirst ? redisSide(jedis, () -> mainLoop(opener, handlers, loopLatencies)) : null;
+        double[] rawSide = redisSide(jedis, () -> raw(opener, handlers, rawLatencies));
+        if (!loopFirst) {
+            loopSide = redisSide(jedis, () -> mainLoop(opener, handlers, loopLatencies));
+        }
+        double raw = rawSide[0];
+        double rawSwitches = rawSide[1];
+        double rawCommands = rawSide[2];
+        double loop = loopSide[0];
+        double loopSwitches = loopSide[1];
+        double loopCommands = loopSide[2];
         double seconds = round.toNanos() / 1e9;
         return new double[] {raw, loop, rawCommands / (raw * seconds), loopCommands / (loop * seconds), rawSwitches,
             loopSwitches};
+    }
+
+    /** One side of a Redis pair: {calls per second, context switches per call, scripts run}. */
+    private double[] redisSide(JedisPooled jedis, Side side) throws Exception {
+        jedis.sendCommand(redis.clients.jedis.Protocol.Command.CONFIG, "RESETSTAT");
+        double rate = side.run();
+        return new double[] {rate, lastSwitchesPerCall, Rounds.serverStats(jedis)[2]};
+    }
+
+    /** Runs one side of a round. */
+    private interface Side {
+        /** @return calls per second */
+        double run() throws Exception;
     }
 
     /**

@@ -44,11 +44,12 @@ import java.util.concurrent.atomic.LongAdder;
  * pinned in {@code peer/package.json}, installed with {@code npm install} into {@code DIR}, by default
  * {@code <tmpdir>/mailbox-peer-bullmq}, on first use). Both sides do the same work on the same server,
  * one leg at a time, the other side idle: every row runs BullMQ and RedisMailbox alternately, first one
- * then the other, 3 repetitions after a warm-up; the table gives each side's median and the ratio of
- * medians (above 1: RedisMailbox ahead), and for the rates the time redis-server spent in commands per
- * message ({@code INFO commandstats}, reset before each leg; it includes the untimed filling of the
- * consume legs). Where {@code node} or {@code npm} is missing or BullMQ cannot be
- * installed, it says so, runs the RedisMailbox side alone and prints no ratios.
+ * then the other, 3 repetitions after a warm-up; the table gives each side's median, the ratio of
+ * medians (above 1: RedisMailbox ahead) and the ratios of the repetitions paired in the order they ran,
+ * and for the rates the CPU time redis-server's main thread spent per message inside the timed region
+ * ({@code INFO cpu} read at both ends by the side that times it, so filling, set-up and clean-up are not
+ * charged, and a script's own calls are not counted twice). Where {@code node} or {@code npm} is missing
+ * or BullMQ cannot be installed, it says so, runs the RedisMailbox side alone and prints no ratios.
  *
  * <p>The legs, 20,000 messages each (5,000 with {@code --quick}), bodies of 14 bytes:
  * <ul>
@@ -56,11 +57,16 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>consume with 1 and with 8 workers, everything queued beforehand: a BullMQ {@code Worker} with that
  *       concurrency and a no-op processor, jobs removed on completion; N threads that each acknowledge
  *       the message they hold with their next receive ({@code acknowledgeAndReceive}, one message at a
- *       time, one round trip per message);</li>
+ *       time, one round trip per message). One Node process runs on one core where our 8 threads may use
+ *       both, so the 8-worker row also runs BullMQ as two processes with a Worker of concurrency 4 each,
+ *       timed from the first start to the last completion, and the ratio is against the faster of the two
+ *       BullMQ set-ups;</li>
  *   <li>produce batches of 10: {@code queue.addBulk} / {@code sendBatch};</li>
  *   <li>send → received: one consumer idle and blocked (BullMQ's worker on its marker key, ours in a
  *       long-polling receive), one message sent every 2 ms or so, timed from just before the send to
- *       the processor's start / the receive's return.</li>
+ *       the processor's start / the receive's return. BullMQ's adds come from the second Node process,
+ *       as ours come from another thread, so an add's own promise chain never delays the worker's read
+ *       of its job; both processes read the same monotonic clock.</li>
  * </ul>
  * Then, on the same server, two rows against our own baselines (no BullMQ): RedisMailbox's cycle
  * against plain Jedis making the same round trips (3 a cycle, and 2 with {@code acknowledgeAndReceive}
@@ -78,6 +84,7 @@ public final class PeerHarness {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int REPETITIONS = 3;
     private static final String BULLMQ = "BullMQ";
+    private static final String BULLMQ_TWO_PROCESSES = "BullMQ 2 x 4";
     private static final String OURS = "RedisMailbox";
 
     private final int messages;
@@ -107,6 +114,9 @@ public final class PeerHarness {
         }
         try (RedisServerProcess server = RedisServerProcess.start()) {
             Peer peer = Peer.start(dir, server.host(), server.port());
+            // a second BullMQ process: the 8-worker row also runs BullMQ as 2 processes of 4, and the latency
+            // row adds from one process while the other's worker receives
+            Peer second = peer == null ? null : Peer.start(dir, server.host(), server.port());
             try {
                 if (pin != null) {
                     // one CPU for the server and both clients: every round trip stays on one core
@@ -114,16 +124,18 @@ public final class PeerHarness {
                     taskset(ProcessHandle.current().pid(), pin);
                     if (peer != null) {
                         taskset(peer.process.pid(), pin);
+                        taskset(second.process.pid(), pin);
                     }
                     System.out.println("pinned: redis-server, this JVM and the BullMQ peer on CPU " + pin);
                 }
                 if (!a.contains("--baselines-only")) {
-                    h.run(server, peer);
+                    h.run(server, peer, second);
                 }
                 h.baselines(server);
             } finally {
                 if (peer != null) {
                     peer.close();
+                    second.close();
                 }
             }
         }
@@ -197,7 +209,7 @@ public final class PeerHarness {
         double[] run(String side, int n, int repetition) throws Exception;
     }
 
-    private void run(RedisServerProcess server, Peer peer) throws Exception {
+    private void run(RedisServerProcess server, Peer peer, Peer second) throws Exception {
         GenericObjectPoolConfig<Connection> pool = new GenericObjectPoolConfig<>();
         pool.setMaxTotal(32);
         pool.setMaxIdle(32);
@@ -215,6 +227,8 @@ public final class PeerHarness {
             System.out.println();
             Ours ours = new Ours(jedis);
             List<String> sides = peer == null ? List.of(OURS) : List.of(BULLMQ, OURS);
+            // BullMQ scales a worker past one core with processes, not threads: the 8-worker row runs it both ways
+            List<String> eightSides = peer == null ? sides : List.of(BULLMQ, BULLMQ_TWO_PROCESSES, OURS);
             String[] labels = {
                 "produce one at a time, msgs/s",
                 "consume, 1 worker, msgs/s",
@@ -223,38 +237,36 @@ public final class PeerHarness {
                 "send -> received, p50 / p99 us (ratio: BullMQ / ours)",
             };
             Leg[] legs = {
-                (side, n, r) -> rate(n, side.equals(OURS) ? ours.produce(n) : peer.seconds("produce", n, Map.of())),
+                (side, n, r) -> rate(n, side.equals(OURS) ? ours.produce(n) : peer.timed("produce", n, Map.of())),
                 (side, n, r) -> rate(n, side.equals(OURS) ? ours.consume(n, 1)
-                        : peer.seconds("consume", n, Map.of("concurrency", 1))),
+                        : peer.timed("consume", n, Map.of("concurrency", 1))),
                 (side, n, r) -> rate(n, side.equals(OURS) ? ours.consume(n, 8)
-                        : peer.seconds("consume", n, Map.of("concurrency", 8))),
+                        : side.equals(BULLMQ) ? peer.timed("consume", n, Map.of("concurrency", 8))
+                        : Peer.consumeShared(jedis, n, 4, peer, second)),
                 (side, n, r) -> rate(n, side.equals(OURS) ? ours.produceBatches(n)
-                        : peer.seconds("produceBatches", n, Map.of("batch", 10))),
+                        : peer.timed("produceBatches", n, Map.of("batch", 10))),
                 (side, n, r) -> {
                     int samples = n == messages ? latencySamples : latencySamples / 5;
                     long[] nanos = side.equals(OURS) ? ours.latency(samples, samples / 5)
-                            : peer.latency(samples, samples / 5);
+                            : Peer.latency(samples, samples / 5, peer, second);
                     Arrays.sort(nanos);
                     return new double[] {percentile(nanos, 50) / 1e3, percentile(nanos, 99) / 1e3};
                 },
             };
             for (int row = 0; row < legs.length; row++) {
+                List<String> rowSides = row == 2 ? eightSides : sides;
                 // a short warm-up of both sides: the JIT on ours, V8's on theirs
-                for (String side : sides) {
+                for (String side : rowSides) {
                     legs[row].run(side, messages / 4, -1);
                 }
-                Map<String, List<double[]>> results = new java.util.HashMap<>();
+                Map<String, List<double[]>> results = new java.util.LinkedHashMap<>();
                 for (int r = 0; r < REPETITIONS; r++) {
-                    List<String> order = new ArrayList<>(sides);
+                    List<String> order = new ArrayList<>(rowSides);
                     if (r % 2 == 1) {
                         Collections.reverse(order);
                     }
                     for (String side : order) {
-                        jedis.sendCommand(Protocol.Command.CONFIG, "RESETSTAT");
-                        double[] figure = legs[row].run(side, messages, r);
-                        double[] withServer = Arrays.copyOf(figure, figure.length + 1);
-                        withServer[figure.length] = serverMicros(jedis) / messages;
-                        results.computeIfAbsent(side, s -> new ArrayList<>()).add(withServer);
+                        results.computeIfAbsent(side, s -> new ArrayList<>()).add(legs[row].run(side, messages, r));
                     }
                 }
                 report(labels[row], row == legs.length - 1, results);
@@ -262,47 +274,60 @@ public final class PeerHarness {
         }
     }
 
-    /** The time redis-server spent in commands since the last CONFIG RESETSTAT, in microseconds. */
-    private static double serverMicros(JedisPooled jedis) {
-        return Rounds.serverStats(jedis)[1];
+    /**
+     * @param timed {seconds, microseconds of redis-server main-thread CPU in that time}
+     * @return {messages per second, server microseconds per message}
+     */
+    private static double[] rate(int n, double[] timed) {
+        return new double[] {n / timed[0], timed[1] / n};
     }
 
-    private static double[] rate(int n, double seconds) {
-        return new double[] {n / seconds};
-    }
-
+    /**
+     * Prints each side's median (and its repetitions), then the ratio of medians against BullMQ's best
+     * configuration, and the ratios of the repetitions paired in the order they ran.
+     */
     private void report(String label, boolean latency, Map<String, List<double[]>> results) {
         List<double[]> ours = results.get(OURS);
-        List<double[]> theirs = results.get(BULLMQ);
-        System.out.println(label);
-        if (!latency) {
-            double o = median(ours, 0);
-            String format = "   %-14s %,10.0f   (runs: %s; redis-server busy %.1f us/msg)%n";
-            if (theirs == null) {
-                System.out.printf(Locale.ROOT, format, OURS, o, runs(ours, 0), median(ours, 1));
-            } else {
-                double t = median(theirs, 0);
-                System.out.printf(Locale.ROOT, format, BULLMQ, t, runs(theirs, 0), median(theirs, 1));
-                System.out.printf(Locale.ROOT, format, OURS, o, runs(ours, 0), median(ours, 1));
-                System.out.printf(Locale.ROOT, "   %-14s %10.2f%n", "ratio", o / t);
+        String best = null;
+        for (String side : results.keySet()) {
+            if (!side.equals(OURS) && (best == null || (latency ? median(results.get(side), 0) < median(results.get(best), 0)
+                    : median(results.get(side), 0) > median(results.get(best), 0)))) {
+                best = side;
             }
-        } else {
-            double o50 = median(ours, 0);
-            double o99 = median(ours, 1);
-            if (theirs != null) {
-                double t50 = median(theirs, 0);
-                double t99 = median(theirs, 1);
-                System.out.printf(Locale.ROOT, "   %-14s p50 %7.0f   p99 %7.0f   (runs: p50 %s; p99 %s)%n", BULLMQ, t50, t99,
-                        runs(theirs, 0), runs(theirs, 1));
-                System.out.printf(Locale.ROOT, "   %-14s p50 %7.0f   p99 %7.0f   (runs: p50 %s; p99 %s)%n", OURS, o50, o99,
-                        runs(ours, 0), runs(ours, 1));
-                System.out.printf(Locale.ROOT, "   %-14s p50 %7.2f   p99 %7.2f%n", "ratio", t50 / o50, t99 / o99);
+        }
+        List<double[]> theirs = best == null ? null : results.get(best);
+        System.out.println(label);
+        for (Map.Entry<String, List<double[]>> side : results.entrySet()) {
+            List<double[]> r = side.getValue();
+            if (latency) {
+                System.out.printf(Locale.ROOT, "   %-14s p50 %7.0f   p99 %7.0f   (runs: p50 %s; p99 %s)%n", side.getKey(),
+                        median(r, 0), median(r, 1), runs(r, 0), runs(r, 1));
             } else {
-                System.out.printf(Locale.ROOT, "   %-14s p50 %7.0f   p99 %7.0f   (runs: p50 %s; p99 %s)%n", OURS, o50, o99,
-                        runs(ours, 0), runs(ours, 1));
+                System.out.printf(Locale.ROOT, "   %-14s %,10.0f   (runs: %s; redis-server CPU %.1f us/msg)%n", side.getKey(),
+                        median(r, 0), runs(r, 0), median(r, 1));
+            }
+        }
+        if (theirs != null) {
+            String against = results.size() > 2 ? " (against the faster BullMQ set-up: " + best + ")" : "";
+            if (latency) {
+                System.out.printf(Locale.ROOT, "   %-14s p50 %7.2f   p99 %7.2f   (paired runs: p50 %s; p99 %s)%n", "ratio",
+                        median(theirs, 0) / median(ours, 0), median(theirs, 1) / median(ours, 1),
+                        paired(theirs, ours, 0), paired(theirs, ours, 1));
+            } else {
+                System.out.printf(Locale.ROOT, "   %-14s %10.2f   (paired runs: %s)%s%n", "ratio",
+                        median(ours, 0) / median(theirs, 0), paired(ours, theirs, 0), against);
             }
         }
         System.out.println();
+    }
+
+    /** Each repetition's {@code top / bottom}, in the order they ran. */
+    private static String paired(List<double[]> top, List<double[]> bottom, int i) {
+        StringBuilder b = new StringBuilder();
+        for (int r = 0; r < top.size(); r++) {
+            b.append(r == 0 ? "" : " / ").append(String.format(Locale.ROOT, "%.2f", top.get(r)[i] / bottom.get(r)[i]));
+        }
+        return b.toString();
     }
 
     private static double median(List<double[]> runs, int i) {
@@ -340,31 +365,39 @@ public final class PeerHarness {
             return RedisMailbox.builder("peer-" + ++serial, Codec.utf8()).client(jedis).build();
         }
 
-        double produce(int n) {
+        /** @return {seconds, redis-server main-thread CPU microseconds}, as the BullMQ side answers */
+        double[] produce(int n) {
             try (RedisMailbox<String> m = fresh()) {
+                double cpu = Rounds.serverCpuMicros(jedis);
                 long start = System.nanoTime();
                 for (int i = 0; i < n; i++) {
                     m.send(BODY);
                 }
-                double seconds = (System.nanoTime() - start) / 1e9;
+                double[] timed = timed(start, cpu);
                 m.purge();
-                return seconds;
+                return timed;
             }
         }
 
-        double produceBatches(int n) {
+        double[] produceBatches(int n) {
             try (RedisMailbox<String> m = fresh()) {
+                double cpu = Rounds.serverCpuMicros(jedis);
                 long start = System.nanoTime();
                 for (int i = 0; i < n; i += 10) {
                     m.sendBatch(TEN);
                 }
-                double seconds = (System.nanoTime() - start) / 1e9;
+                double[] timed = timed(start, cpu);
                 m.purge();
-                return seconds;
+                return timed;
             }
         }
 
-        double consume(int n, int workers) throws InterruptedException {
+        private double[] timed(long start, double cpu) {
+            double seconds = (System.nanoTime() - start) / 1e9;
+            return new double[] {seconds, Rounds.serverCpuMicros(jedis) - cpu};
+        }
+
+        double[] consume(int n, int workers) throws InterruptedException {
             try (RedisMailbox<String> m = fresh()) {
                 for (int i = 0; i < n; i += 10) {
                     m.sendBatch(TEN);
@@ -391,12 +424,13 @@ public final class PeerHarness {
                         }
                     }, "peer-consumer-" + w));
                 }
+                double cpu = Rounds.serverCpuMicros(jedis);
                 long start = System.nanoTime();
                 threads.forEach(Thread::start);
                 for (Thread t : threads) {
                     t.join();
                 }
-                double seconds = (System.nanoTime() - start) / 1e9;
+                double[] timed = timed(start, cpu);
                 if (!failures.isEmpty()) {
                     throw new IllegalStateException("a consumer failed", failures.get(0));
                 }
@@ -404,7 +438,7 @@ public final class PeerHarness {
                     throw new IllegalStateException("consumed " + consumed.sum() + " of " + n + ", " + stale.sum()
                             + " stale, " + m.approximateCount() + " left");
                 }
-                return seconds;
+                return timed;
             }
         }
 
@@ -456,13 +490,14 @@ public final class PeerHarness {
     /** The Node process running BullMQ: one JSON command a line in, one JSON answer a line out. */
     private static final class Peer implements AutoCloseable {
         private static final String[] FILES = {"package.json", "bullmq-peer.mjs"};
+        /** Queue names, unique across both processes. */
+        private static final java.util.concurrent.atomic.AtomicInteger QUEUES = new java.util.concurrent.atomic.AtomicInteger();
 
         private final Process process;
         private final Writer in;
         private final BufferedReader out;
         private final String nodeVersion;
         private String version = "?";
-        private int serial;
 
         private Peer(Process process, String nodeVersion) {
             this.process = process;
@@ -521,15 +556,52 @@ public final class PeerHarness {
             }
         }
 
-        double seconds(String op, int n, Map<String, Object> extra) throws IOException {
+        /** @return {seconds, redis-server main-thread CPU microseconds in that time} */
+        double[] timed(String op, int n, Map<String, Object> extra) throws IOException {
             Map<String, Object> command = new java.util.HashMap<>(extra);
             command.put("op", op);
             command.put("n", n);
-            return call(command).get("seconds").asDouble();
+            JsonNode reply = call(command);
+            return new double[] {reply.get("seconds").asDouble(), reply.get("serverMicros").asDouble()};
         }
 
-        long[] latency(int samples, int warmup) throws IOException {
-            JsonNode nanos = call(Map.of("op", "latency", "samples", samples, "warmup", warmup)).get("nanos");
+        /**
+         * n jobs taken by two processes with a Worker of {@code concurrency} each, started together; timed from
+         * the first worker's start to the last completion, in the processes' own monotonic clocks.
+         */
+        static double[] consumeShared(JedisPooled jedis, int n, int concurrency, Peer a, Peer b) throws IOException {
+            String queue = "shared-" + QUEUES.incrementAndGet();
+            a.call(Map.of("op", "fill", "queue", queue, "n", n));
+            for (Peer p : List.of(a, b)) {
+                p.call(Map.of("op", "prepare", "queue", queue, "concurrency", concurrency));
+            }
+            double cpu = Rounds.serverCpuMicros(jedis);
+            a.send(Map.of("op", "start", "queue", queue));
+            b.send(Map.of("op", "start", "queue", queue));
+            JsonNode ra = a.read();
+            JsonNode rb = b.read();
+            double micros = Rounds.serverCpuMicros(jedis) - cpu;
+            a.call(Map.of("op", "obliterate", "queue", queue));
+            long completed = ra.get("completed").asLong() + rb.get("completed").asLong();
+            if (completed != n) {
+                throw new IllegalStateException("two BullMQ processes completed " + completed + " of " + n + " jobs");
+            }
+            long start = Math.min(Long.parseLong(ra.get("start").asText()), Long.parseLong(rb.get("start").asText()));
+            long end = Math.max(Long.parseLong(ra.get("end").asText()), Long.parseLong(rb.get("end").asText()));
+            return new double[] {(end - start) / 1e9, micros};
+        }
+
+        /**
+         * One process's Worker receives while the other process adds, so the adds' promise chains never
+         * share the worker's event loop (on one process they delay the worker's read by the add's own
+         * completion).
+         */
+        static long[] latency(int samples, int warmup, Peer worker, Peer producer) throws IOException {
+            String queue = "latency-" + QUEUES.incrementAndGet();
+            worker.call(Map.of("op", "prepareLatency", "queue", queue));
+            producer.call(Map.of("op", "produceTimed", "queue", queue, "count", warmup + samples));
+            JsonNode nanos = worker.call(Map.of("op", "collectLatency", "queue", queue, "count", warmup + samples,
+                    "warmup", warmup)).get("nanos");
             long[] out = new long[nanos.size()];
             for (int i = 0; i < out.length; i++) {
                 out[i] = nanos.get(i).asLong();
@@ -538,11 +610,15 @@ public final class PeerHarness {
         }
 
         private JsonNode call(Map<String, Object> command) throws IOException {
+            send(command);
+            return read();
+        }
+
+        private void send(Map<String, Object> command) throws IOException {
             Map<String, Object> c = new java.util.HashMap<>(command);
-            c.put("queue", "peer-" + ++serial);
+            c.putIfAbsent("queue", "peer-" + QUEUES.incrementAndGet());
             in.write(JSON.writeValueAsString(c) + "\n");
             in.flush();
-            return read();
         }
 
         private JsonNode read() throws IOException {

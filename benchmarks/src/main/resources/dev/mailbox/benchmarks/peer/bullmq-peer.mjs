@@ -5,6 +5,12 @@
 //
 // Each leg does the same work as the Java leg it is compared with: jobs are deleted when completed
 // (removeOnComplete), as an acknowledged message is, and the processor does nothing but note the job.
+//
+// Every timed command also answers serverMicros: the CPU time redis-server's main thread spent between
+// the two ends of the timed region (INFO cpu), so untimed set-up, filling and clean-up are not charged.
+// The harness may start two of these processes: the 8-worker row also runs BullMQ as two processes of 4
+// (prepare / start / finish on each), and in the latency row one process adds while the other's worker
+// receives, so the producer's promise chain never shares an event loop with the worker it times.
 import { Queue, Worker } from 'bullmq';
 import readline from 'node:readline';
 import { readFileSync } from 'node:fs';
@@ -17,6 +23,24 @@ const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: true };
 const now = () => process.hrtime.bigint();
 const seconds = (from) => Number(now() - from) / 1e9;
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// redis-server's main thread CPU time so far, in microseconds
+async function serverCpu(queue) {
+  const info = await (await queue.client).info('cpu');
+  const field = (name) => Number(info.match(new RegExp('^' + name + ':([0-9.]+)', 'm'))[1]);
+  return (field('used_cpu_sys_main_thread') + field('used_cpu_user_main_thread')) * 1e6;
+}
+
+async function timed(queue, fn) {
+  const cpu = await serverCpu(queue);
+  const start = now();
+  await fn();
+  const s = seconds(start);
+  return { seconds: s, serverMicros: (await serverCpu(queue)) - cpu };
+}
+
+// workers made by prepare / prepareLatency, by queue name, until finish / collectLatency
+const prepared = new Map();
 
 async function withQueue(name, fn) {
   const queue = new Queue(name, { connection, defaultJobOptions: JOB_OPTIONS });
@@ -40,11 +64,9 @@ async function fill(queue, n) {
 const commands = {
   // one add at a time, each awaited
   async produce({ queue: name, n }) {
-    return withQueue(name, async (queue) => {
-      const start = now();
+    return withQueue(name, async (queue) => timed(queue, async () => {
       for (let i = 0; i < n; i++) await queue.add('m', BODY);
-      return { seconds: seconds(start) };
-    });
+    }));
   },
 
   // addBulk of `batch` jobs at a time, each awaited
@@ -52,9 +74,9 @@ const commands = {
     return withQueue(name, async (queue) => {
       const jobs = [];
       for (let j = 0; j < batch; j++) jobs.push({ name: 'm', data: BODY });
-      const start = now();
-      for (let i = 0; i < n; i += batch) await queue.addBulk(jobs);
-      return { seconds: seconds(start) };
+      return timed(queue, async () => {
+        for (let i = 0; i < n; i += batch) await queue.addBulk(jobs);
+      });
     });
   },
 
@@ -70,13 +92,94 @@ const commands = {
         if (++completed === n) done();
       });
       await worker.waitUntilReady();
-      const start = now();
-      worker.run();
-      await finished;
-      const s = seconds(start);
+      const result = await timed(queue, async () => {
+        worker.run();
+        await finished;
+      });
       await worker.close();
-      return { seconds: s, completed };
+      return { ...result, completed };
     });
+  },
+
+  // n jobs queued (not timed), for workers in several processes to take
+  async fill({ queue: name, n }) {
+    const queue = new Queue(name, { connection, defaultJobOptions: JOB_OPTIONS });
+    await queue.waitUntilReady();
+    await fill(queue, n);
+    await queue.close();
+    return {};
+  },
+
+  // a Worker with this concurrency, ready but not running (start runs it)
+  async prepare({ queue: name, concurrency }) {
+    const state = { completed: 0, last: 0n };
+    const worker = new Worker(name, async () => {}, { connection, concurrency, autorun: false });
+    worker.on('completed', () => {
+      state.completed++;
+      state.last = now();
+    });
+    await worker.waitUntilReady();
+    prepared.set(name, { worker, state });
+    return {};
+  },
+
+  // runs the prepared worker until it finds the queue empty, then closes it, which waits for the jobs it
+  // still holds; the clock readings are CLOCK_MONOTONIC nanoseconds, comparable across processes on this
+  // host (and with Java's nanoTime)
+  async start({ queue: name }) {
+    const { worker, state } = prepared.get(name);
+    prepared.delete(name);
+    const drained = new Promise((resolve) => worker.once('drained', resolve));
+    const start = now();
+    worker.run();
+    await drained;
+    await worker.close();
+    return { start: start.toString(), end: (state.completed ? state.last : start).toString(), completed: state.completed };
+  },
+
+  // deletes a queue filled by fill
+  async obliterate({ queue: name }) {
+    const queue = new Queue(name, { connection });
+    await queue.obliterate({ force: true });
+    await queue.close();
+    return {};
+  },
+
+  // the receiving half of the latency row across two processes: a Worker that notes each job's delay
+  async prepareLatency({ queue: name }) {
+    const nanos = [];
+    const waiting = { count: 0, resolve: null };
+    const worker = new Worker(name, async (job) => {
+      nanos.push(Number(now() - BigInt(job.data)));
+      if (waiting.resolve && nanos.length >= waiting.count) waiting.resolve();
+    }, { connection, concurrency: 1 });
+    await worker.waitUntilReady();
+    prepared.set(name, { worker, nanos, waiting });
+    return {};
+  },
+
+  // the sending half: one add every 2 ms, each carrying its send time (the receiving side deletes the queue)
+  async produceTimed({ queue: name, count }) {
+    const queue = new Queue(name, { connection, defaultJobOptions: JOB_OPTIONS });
+    await queue.waitUntilReady();
+    for (let i = 0; i < count; i++) {
+      await pause(2);
+      await queue.add('m', now().toString());
+    }
+    await queue.close();
+    return {};
+  },
+
+  // waits for count jobs to have arrived at prepareLatency's worker, closes it, answers the delays
+  async collectLatency({ queue: name, count, warmup }) {
+    const { worker, nanos, waiting } = prepared.get(name);
+    if (nanos.length < count) {
+      await new Promise((resolve) => { waiting.count = count; waiting.resolve = resolve; });
+    }
+    prepared.delete(name);
+    await worker.close();
+    await commands.obliterate({ queue: name });
+    return { nanos: nanos.slice(warmup) };
   },
 
   // send -> received: the worker is idle (blocked on its marker key) when each job is added; the
