@@ -107,10 +107,10 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *
  * <h2>Connections</h2>
  * Each call borrows one connection for one round trip. A mailbox object that long-polls also keeps
- * one connection subscribed for as long as it is open: on a {@link JedisPooled} client a connection of
- * its own, made like the pool's but outside it, so any number of waiting mailboxes leave the pool to the
- * calls (on a {@link JedisCluster}, one of a node's pooled connections). Size the pool for the threads
- * that call at once; JedisPooled's default of 8 suits a handful of threads.
+ * one connection subscribed for as long as it is open: a connection of its own, made like the pool's
+ * (on a {@link JedisCluster}, like one node's pool's) but outside it, so any number of waiting mailboxes
+ * leave the pool to the calls. Size the pool for the threads that call at once; the default of 8 (per
+ * node on a cluster) suits a handful of threads.
  *
  * <p>A {@link JedisCluster} resends a command whose connection failed, up to its {@code maxAttempts}
  * (default 5), including one that failed after the server ran it (a read timeout). A script run twice
@@ -398,10 +398,19 @@ public final class RedisMailbox<T> implements Mailbox<T> {
             } catch (MailboxUnavailableException e) {
                 // the first call fails fast; a wait already under way rides out an outage until it ends
                 if (first || !e.isRetryable()) {
+                    if (!first) {
+                        hub.passOn();
+                    }
                     throw e;
                 }
                 outage = e;
                 reply = null;
+            } catch (RuntimeException e) {
+                // e.g. FencedException: a notice may have woken this waiter for a message it will not take
+                if (!first) {
+                    hub.passOn();
+                }
+                throw e;
             }
             if (first && !settling.isEmpty()) {
                 // the handles are settled: later passes only receive, under the view's epoch alone
@@ -539,6 +548,11 @@ public final class RedisMailbox<T> implements Mailbox<T> {
     public long approximateCount() {
         ensureOpen();
         return (Long) Scripts.COUNT.run(client, name, keys, List.of(channelBytes, ttlMs));
+    }
+
+    /** @return this mailbox's wake hub (for tests in this package) */
+    WakeHub wakeHub() {
+        return hub;
     }
 
     /** Closes the wake subscription, and the client too if this mailbox made it from a URI. */

@@ -3,12 +3,16 @@ package dev.mailbox.redis;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Connection;
+import redis.clients.jedis.ConnectionPool;
+import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.JedisPubSub;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -101,6 +105,29 @@ final class WakeHub implements AutoCloseable {
         }
     }
 
+    /** @return whether the subscription is up and its confirmation handled (for tests) */
+    boolean isSubscribed() {
+        lock.lock();
+        try {
+            return subscribed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A waiter leaves without running a receive to the end (its pass threw): a notice that woke it
+     * alone ({@code r<n>} wakes n waiters) is handed on to another waiter, which runs the script instead.
+     */
+    void passOn() {
+        lock.lock();
+        try {
+            changed.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @Override
     public void close() {
         Listener l;
@@ -175,15 +202,28 @@ final class WakeHub implements AutoCloseable {
     }
 
     /**
-     * Subscribes on a connection of its own where it can: a pooled client's subscription would hold one of
-     * the pool's connections for as long as the mailbox waits, so that as many long-polling mailboxes as the
-     * pool has connections would leave every other call on the client waiting for one. The pool's factory
-     * makes it (same server, credentials and timeouts) and it is closed, not returned, afterwards. A cluster
-     * client subscribes through a node's pool.
+     * Subscribes on a connection of its own: a pooled connection would be held for as long as the mailbox is
+     * open, so that as many long-polling mailboxes as the pool has connections would leave every other call
+     * on the client waiting for one, without end (a pool waits for a free connection without limit). The
+     * pool's factory makes it (same server, credentials and timeouts) and it is closed, not returned,
+     * afterwards. On a cluster client that is a random node's pool: a channel reaches every node.
      */
     private void subscribe(Listener l) throws Exception {
         if (client instanceof JedisPooled pooled) {
             Connection own = pooled.getPool().getFactory().makeObject().getObject();
+            try {
+                l.proceed(own, channel);
+            } finally {
+                own.close();
+            }
+        } else if (client instanceof JedisCluster cluster) {
+            // not a pooled connection either: a subscription would hold it for as long as the mailbox is open
+            List<ConnectionPool> pools = new ArrayList<>(cluster.getClusterNodes().values());
+            if (pools.isEmpty()) {
+                throw new JedisConnectionException("no cluster node known to subscribe to " + channel);
+            }
+            ConnectionPool pool = pools.get(ThreadLocalRandom.current().nextInt(pools.size()));
+            Connection own = pool.getFactory().makeObject().getObject();
             try {
                 l.proceed(own, channel);
             } finally {
