@@ -64,9 +64,9 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>produce batches of 10: {@code queue.addBulk} / {@code sendBatch};</li>
  *   <li>send → received: one consumer idle and blocked (BullMQ's worker on its marker key, ours in a
  *       long-polling receive), one message sent every 2 ms or so, timed from just before the send to
- *       the processor's start / the receive's return. BullMQ's adds come from the second Node process,
- *       as ours come from another thread, so an add's own promise chain never delays the worker's read
- *       of its job; both processes read the same monotonic clock.</li>
+ *       the processor's start / the receive's return. BullMQ runs it both ways, the adds from the worker's
+ *       own process and from the second one (as ours come from another thread; both processes read the
+ *       same monotonic clock), and the ratio is against the faster.</li>
  * </ul>
  * Then, on the same server, two rows against our own baselines (no BullMQ): RedisMailbox's cycle
  * against plain Jedis making the same round trips (3 a cycle, and 2 with {@code acknowledgeAndReceive}
@@ -84,7 +84,8 @@ public final class PeerHarness {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int REPETITIONS = 3;
     private static final String BULLMQ = "BullMQ";
-    private static final String BULLMQ_TWO_PROCESSES = "BullMQ 2 x 4";
+    /** BullMQ on two Node processes: 4 workers each in the 8-worker row, adding and receiving apart in latency. */
+    private static final String BULLMQ_TWO_PROCESSES = "BullMQ 2 proc";
     private static final String OURS = "RedisMailbox";
 
     private final int messages;
@@ -227,8 +228,9 @@ public final class PeerHarness {
             System.out.println();
             Ours ours = new Ours(jedis);
             List<String> sides = peer == null ? List.of(OURS) : List.of(BULLMQ, OURS);
-            // BullMQ scales a worker past one core with processes, not threads: the 8-worker row runs it both ways
-            List<String> eightSides = peer == null ? sides : List.of(BULLMQ, BULLMQ_TWO_PROCESSES, OURS);
+            // BullMQ scales a worker past one core with processes, not threads, and its producer and worker may
+            // share a process or not: those rows run it both ways, and the ratio is against the faster
+            List<String> bothWays = peer == null ? sides : List.of(BULLMQ, BULLMQ_TWO_PROCESSES, OURS);
             String[] labels = {
                 "produce one at a time, msgs/s",
                 "consume, 1 worker, msgs/s",
@@ -248,13 +250,14 @@ public final class PeerHarness {
                 (side, n, r) -> {
                     int samples = n == messages ? latencySamples : latencySamples / 5;
                     long[] nanos = side.equals(OURS) ? ours.latency(samples, samples / 5)
+                            : side.equals(BULLMQ) ? peer.latency(samples, samples / 5)
                             : Peer.latency(samples, samples / 5, peer, second);
                     Arrays.sort(nanos);
                     return new double[] {percentile(nanos, 50) / 1e3, percentile(nanos, 99) / 1e3};
                 },
             };
             for (int row = 0; row < legs.length; row++) {
-                List<String> rowSides = row == 2 ? eightSides : sides;
+                List<String> rowSides = row == 2 || row == legs.length - 1 ? bothWays : sides;
                 // a short warm-up of both sides: the JIT on ours, V8's on theirs
                 for (String side : rowSides) {
                     legs[row].run(side, messages / 4, -1);
@@ -591,17 +594,25 @@ public final class PeerHarness {
             return new double[] {(end - start) / 1e9, micros};
         }
 
+        /** One process adds and runs the Worker (the add and the job's arrival share one event loop). */
+        long[] latency(int samples, int warmup) throws IOException {
+            return nanos(call(Map.of("op", "latency", "samples", samples, "warmup", warmup)));
+        }
+
         /**
-         * One process's Worker receives while the other process adds, so the adds' promise chains never
-         * share the worker's event loop (on one process they delay the worker's read by the add's own
-         * completion).
+         * One process's Worker receives while the other process adds, so an add's promise chain never shares
+         * the worker's event loop, and each needs a CPU of its own to wake on.
          */
         static long[] latency(int samples, int warmup, Peer worker, Peer producer) throws IOException {
             String queue = "latency-" + QUEUES.incrementAndGet();
             worker.call(Map.of("op", "prepareLatency", "queue", queue));
             producer.call(Map.of("op", "produceTimed", "queue", queue, "count", warmup + samples));
-            JsonNode nanos = worker.call(Map.of("op", "collectLatency", "queue", queue, "count", warmup + samples,
-                    "warmup", warmup)).get("nanos");
+            return nanos(worker.call(Map.of("op", "collectLatency", "queue", queue, "count", warmup + samples,
+                    "warmup", warmup)));
+        }
+
+        private static long[] nanos(JsonNode reply) {
+            JsonNode nanos = reply.get("nanos");
             long[] out = new long[nanos.size()];
             for (int i = 0; i < out.length; i++) {
                 out[i] = nanos.get(i).asLong();

@@ -8,9 +8,9 @@
 //
 // Every timed command also answers serverMicros: the CPU time redis-server's main thread spent between
 // the two ends of the timed region (INFO cpu), so untimed set-up, filling and clean-up are not charged.
-// The harness may start two of these processes: the 8-worker row also runs BullMQ as two processes of 4
-// (prepare / start / finish on each), and in the latency row one process adds while the other's worker
-// receives, so the producer's promise chain never shares an event loop with the worker it times.
+// The harness starts two of these processes: the 8-worker row also runs BullMQ as two processes of 4
+// (prepare and start on each), and the latency row also runs with one process adding (produceTimed)
+// while the other's worker receives (prepareLatency, collectLatency).
 import { Queue, Worker } from 'bullmq';
 import readline from 'node:readline';
 import { readFileSync } from 'node:fs';
@@ -39,7 +39,7 @@ async function timed(queue, fn) {
   return { seconds: s, serverMicros: (await serverCpu(queue)) - cpu };
 }
 
-// workers made by prepare / prepareLatency, by queue name, until finish / collectLatency
+// workers made by prepare / prepareLatency, by queue name, until start / collectLatency take them
 const prepared = new Map();
 
 async function withQueue(name, fn) {
