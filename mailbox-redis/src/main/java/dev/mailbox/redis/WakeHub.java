@@ -9,6 +9,7 @@ import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.JedisPubSub;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.util.Pool;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -209,28 +210,24 @@ final class WakeHub implements AutoCloseable {
      * afterwards. On a cluster client that is a random node's pool: a channel reaches every node.
      */
     private void subscribe(Listener l) throws Exception {
+        Pool<Connection> pool;
         if (client instanceof JedisPooled pooled) {
-            Connection own = pooled.getPool().getFactory().makeObject().getObject();
-            try {
-                l.proceed(own, channel);
-            } finally {
-                own.close();
-            }
+            pool = pooled.getPool();
         } else if (client instanceof JedisCluster cluster) {
-            // not a pooled connection either: a subscription would hold it for as long as the mailbox is open
             List<ConnectionPool> pools = new ArrayList<>(cluster.getClusterNodes().values());
             if (pools.isEmpty()) {
                 throw new JedisConnectionException("no cluster node known to subscribe to " + channel);
             }
-            ConnectionPool pool = pools.get(ThreadLocalRandom.current().nextInt(pools.size()));
-            Connection own = pool.getFactory().makeObject().getObject();
-            try {
-                l.proceed(own, channel);
-            } finally {
-                own.close();
-            }
+            pool = pools.get(ThreadLocalRandom.current().nextInt(pools.size()));
         } else {
             client.subscribe(l, channel);
+            return;
+        }
+        Connection own = pool.getFactory().makeObject().getObject();
+        try {
+            l.proceed(own, channel);
+        } finally {
+            own.close();
         }
     }
 
