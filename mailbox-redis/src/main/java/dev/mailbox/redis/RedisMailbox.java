@@ -105,6 +105,11 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * time an epoch is used); a call that is not fenced does none. A send with a deduplication id does one
  * {@code GET} and one {@code SET} per message. None adds a round trip.
  *
+ * <p>Messages that become visible together (delays, or visibility timeouts of a crashed consumer's
+ * messages, ending at once) are moved to the ready list by the next call on the mailbox, all of them, so
+ * that what that call adds lands behind them: about 0.6 µs each on redis-server 7.0 (116 ms for 200,000
+ * on a 2-core test machine), during which the server answers no one else.
+ *
  * <h2>Connections</h2>
  * Each call borrows one connection for one round trip. A mailbox object that long-polls also keeps
  * one connection subscribed for as long as it is open: a connection of its own, made like the pool's
