@@ -184,6 +184,11 @@ public final class SqsMailbox<T> implements Mailbox<T> {
      * How long before a receive's response the server is assumed to have handed its messages out. A long
      * poll can wait many seconds before a message arrives, so counting visibility from the request's
      * start would declare short-lived handles expired on arrival; SQS hands messages out as it answers.
+     * The limit: a long poll's answer that takes longer than this to arrive (a distant region, a pause)
+     * makes this object believe a handle lives up to the difference longer than SQS does; in that gap a
+     * nack, extension or acknowledge of the lapsed handle passes this object's check and SQS decides
+     * (ElasticMQ, for one, accepts a visibility change on a lapsed handle). A receive that does not wait
+     * counts from when its request left instead, which is never late.
      */
     private static final long HANDOUT_ALLOWANCE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -403,12 +408,21 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                     .messageSystemAttributeNames(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT,
                             MessageSystemAttributeName.SENT_TIMESTAMP)));
             if (response.hasMessages() && !response.messages().isEmpty()) {
+                if (closed) {
+                    // closed while the call waited: the caller gets an empty list, as close() promises, and
+                    // the messages go back rather than stay hidden in an object that can no longer settle them
+                    handBack(response.messages());
+                    return List.of();
+                }
                 long raised = fence.value();
                 if (epoch != 0 && raised > epoch) {
                     handBack(response.messages());
                     throw new FencedException(name, epoch, raised);
                 }
-                long handedOut = Math.max(requestStart, System.nanoTime() - HANDOUT_ALLOWANCE_NANOS);
+                // a call that did not wait was answered at once, at some instant after it left: counting from
+                // when it left is exact enough and never late, however slow the response was to arrive
+                long handedOut = wait == 0 ? requestStart
+                        : Math.max(requestStart, System.nanoTime() - HANDOUT_ALLOWANCE_NANOS);
                 List<Message<T>> out = new ArrayList<>(response.messages().size());
                 response.messages().forEach(m -> out.add(incoming(m, handedOut + visibilityNanos, epoch)));
                 return out;
@@ -422,7 +436,8 @@ public final class SqsMailbox<T> implements Mailbox<T> {
     }
 
     /**
-     * Makes messages a fenced-out receive got visible again at once. Best effort: if SQS cannot be reached
+     * Makes messages that a fenced-out receive, or one whose mailbox closed while it waited, got visible
+     * again at once. Best effort: if SQS cannot be reached
      * they stay invisible until their visibility timeout ends, like the messages of a consumer that died;
      * either way the delivery was counted (ApproximateReceiveCount, which a redrive policy reads).
      */
@@ -436,11 +451,13 @@ public final class SqsMailbox<T> implements Mailbox<T> {
             ChangeMessageVisibilityBatchResponse response = sqs.changeMessageVisibilityBatch(r -> r
                     .queueUrl(queueUrl).entries(entries));
             for (BatchResultErrorEntry e : response.failed()) {
-                LOG.warn("mailbox '{}': could not make a message received by a fenced-out holder visible again"
+                LOG.warn("mailbox '{}': could not make a message received by a fenced-out holder or a closing"
+                        + " receive visible again"
                         + " ({} {}); it stays invisible until its visibility timeout ends", name, e.code(), e.message());
             }
         } catch (SdkException e) {
-            LOG.warn("mailbox '{}': could not make {} messages received by a fenced-out holder visible again;"
+            LOG.warn("mailbox '{}': could not make {} messages received by a fenced-out holder or a closing receive"
+                    + " visible again;"
                     + " they stay invisible until their visibility timeout ends", name, messages.size(), e);
         }
     }

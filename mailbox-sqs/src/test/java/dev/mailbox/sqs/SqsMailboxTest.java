@@ -32,6 +32,8 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
 import software.amazon.awssdk.services.sqs.model.DeleteMessageBatchResponse;
+import software.amazon.awssdk.services.sqs.model.ReceiveMessageRequest;
+import software.amazon.awssdk.services.sqs.model.ReceiveMessageResponse;
 
 class SqsMailboxTest {
 
@@ -90,6 +92,73 @@ class SqsMailboxTest {
                 assertThat(m.acknowledgeBatch(got)).containsExactly(got.get(1));
                 intercepted.rewriteAnswer(r -> r);
                 assertThatThrownBy(got.get(0)::acknowledge).as("the first was settled")
+                        .isInstanceOf(ReceiptHandleExpiredException.class);
+            } finally {
+                m.close();
+                intercepted.client().deleteQueue(r -> r.queueUrl(m.queueUrl()));
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("a receive waiting when close() is called returns an empty list, and what its long poll got goes back to the others")
+    void receiveWaitingAtClose() throws Exception {
+        try (InterceptedClient intercepted = new InterceptedClient()) {
+            SqsMailbox<String> m = SqsMailbox.builder("closing-" + UUID.randomUUID().toString().substring(0, 8),
+                    Codec.utf8()).client(intercepted.client()).createIfMissing(true).build();
+            SqsMailbox<String> other = SqsMailbox.builder(m.name(), Codec.utf8()).client(intercepted.client()).build();
+            try {
+                java.util.concurrent.CountDownLatch polling = new java.util.concurrent.CountDownLatch(1);
+                intercepted.beforeSending(r -> {
+                    if (r instanceof ReceiveMessageRequest) {
+                        polling.countDown();
+                    }
+                });
+                java.util.concurrent.CompletableFuture<List<Message<String>>> waiting =
+                        java.util.concurrent.CompletableFuture.supplyAsync(() -> m.receive(ReceiveOptions.defaults()
+                                .withWaitTime(Duration.ofSeconds(5)).withVisibilityTimeout(Duration.ofMinutes(5))));
+                assertThat(polling.await(5, java.util.concurrent.TimeUnit.SECONDS)).as("the long poll was sent").isTrue();
+                intercepted.beforeSending(r -> { });
+
+                m.close();
+                other.send("sent after close"); // the long poll under way takes it
+
+                assertThat(waiting.get(10, java.util.concurrent.TimeUnit.SECONDS)).as("the closed mailbox's receive").isEmpty();
+                assertThat(other.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(2))))
+                        .as("visible again at once, not hidden for 5 minutes").extracting(Message::body)
+                        .containsExactly("sent after close");
+            } finally {
+                m.close();
+                other.close();
+                intercepted.client().deleteQueue(r -> r.queueUrl(m.queueUrl()));
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("a receive that does not wait counts the visibility timeout from when it left, so a slow answer cannot make a lapsed handle pass")
+    void slowAnswerDoesNotExtendTheHandle() throws Exception {
+        try (InterceptedClient intercepted = new InterceptedClient()) {
+            SqsMailbox<String> m = SqsMailbox.builder("slow-" + UUID.randomUUID().toString().substring(0, 8),
+                    Codec.utf8()).client(intercepted.client()).createIfMissing(true).build();
+            try {
+                m.send("x");
+                intercepted.afterAnswer(r -> { // the answer reaches the mailbox 600 ms after SQS gave it
+                    if (r instanceof ReceiveMessageResponse rr && rr.hasMessages() && !rr.messages().isEmpty()) {
+                        try {
+                            Thread.sleep(600);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                });
+                long before = System.nanoTime();
+                Message<String> got = m.receive(ReceiveOptions.defaults().withVisibilityTimeout(Duration.ofSeconds(1))).get(0);
+                intercepted.afterAnswer(r -> { });
+                // SQS's 1 s ended about 1 s after `before`; 250 ms past that the handle has lapsed there
+                long lapsed = before + Duration.ofMillis(1_250).toNanos();
+                Thread.sleep(Math.max(0, (lapsed - System.nanoTime()) / 1_000_000));
+                assertThatThrownBy(() -> got.extendVisibility(Duration.ofMinutes(5)))
                         .isInstanceOf(ReceiptHandleExpiredException.class);
             } finally {
                 m.close();
