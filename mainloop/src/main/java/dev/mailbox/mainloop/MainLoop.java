@@ -142,6 +142,8 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
                 .expireAfterWrite(b.rememberFor).executor(Runnable::run).build();
         this.replyMailboxes = Caffeine.newBuilder().maximumSize(b.replyMailboxCacheSize)
                 .expireAfterAccess(Duration.ofMinutes(10))
+                // closed on the thread that evicts or invalidates, so close() has closed them when it returns
+                .executor(Runnable::run)
                 .<String, Mailbox<MainLoopResult<Res>>>removalListener((name, mailbox, cause) -> {
                     if (mailbox != null) {
                         closeQuietly(mailbox);
@@ -255,7 +257,9 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
     /**
      * Stops receiving, lets running handlers finish for up to {@code grace}, interrupts the rest and
      * returns their requests to the mailbox, and waits until {@link #run()} has returned. Callable from
-     * any thread, including a JVM shutdown hook. The loop can be run again afterwards.
+     * any thread, including a JVM shutdown hook. The loop can be run again afterwards. After an earlier
+     * {@link #stop()} or shutdown, a shorter grace brings the hand-back forward and a longer one does not
+     * put it off; a run started since this call is not waited for.
      *
      * @param grace how long running handlers may take to finish (over 100 years counts as 100 years)
      * @return true if {@code run} returned within grace plus a short margin for receive calls
@@ -273,8 +277,9 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
             if (current == null) {
                 return true;
             }
-            current.stop(grace);
-            while (current != null) {
+            Run<Req, Res> stopped = current;
+            stopped.stop(grace);
+            while (current == stopped) { // a run started since is not this call's to wait for
                 long left = until - System.nanoTime();
                 if (left <= 0) {
                     return false;

@@ -18,7 +18,6 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -62,6 +61,15 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
      * the call was answered.
      */
     private static final ScheduledThreadPoolExecutor TIMEOUTS = timeouts();
+    /**
+     * Completes timed-out calls, so their dependent stages run here: threads of its own, made as needed, so
+     * neither a slow stage nor unrelated work filling the JVM's common pool holds up another call's timeout.
+     */
+    private static final java.util.concurrent.ExecutorService TIMED_OUT = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "mainloop-client-timed-out");
+        t.setDaemon(true);
+        return t;
+    });
 
     private final Mailbox<MainLoopRequest<Req>> requests;
     private final Mailbox<MainLoopResult<Res>> responses;
@@ -259,8 +267,8 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
             return future;
         }
         if (async) {
-            // completed on the common pool, as before, so that dependent stages never hold up other timeouts
-            ScheduledFuture<?> timer = TIMEOUTS.schedule(() -> ForkJoinPool.commonPool().execute(() ->
+            // completed off the timer thread, so that dependent stages never hold up other timeouts
+            ScheduledFuture<?> timer = TIMEOUTS.schedule(() -> TIMED_OUT.execute(() ->
                     future.completeExceptionally(new RequestTimeoutException(sent.requestId(), timeout))),
                     timeout.toNanos(), TimeUnit.NANOSECONDS);
             future.whenComplete((r, e) -> timer.cancel(false));

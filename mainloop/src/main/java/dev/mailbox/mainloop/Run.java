@@ -22,6 +22,8 @@ final class Run<Req, Res> {
 
     private static final Logger LOG = LoggerFactory.getLogger(MainLoop.class);
     private static final long MAX_RECEIVE_BACKOFF_MS = 5_000;
+    /** How often a drain looks again for a stop, or a shorter grace, that came while it waits for handlers. */
+    private static final long DRAIN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     final MainLoop<Req, Res> loop;
     /** Where this run receives: the loop's request mailbox, or a fenced view of it. */
@@ -60,7 +62,8 @@ final class Run<Req, Res> {
     private boolean stopping; // guarded by this
     private int receiversDone; // guarded by this: receivers that have left their loop (workers receiving)
     private @Nullable Throwable failure; // guarded by this: what ended a receiver's loop for the whole run
-    private long graceNanos; // guarded by this
+    /** Guarded by this; set once stopping: the {@link System#nanoTime} past which running handlers are handed back. */
+    private long abandonAt;
 
     Run(MainLoop<Req, Res> loop, dev.mailbox.api.Mailbox<MainLoopRequest<Req>> source) {
         this.loop = loop;
@@ -78,16 +81,25 @@ final class Run<Req, Res> {
     }
 
     synchronized void stop(Duration grace) {
-        if (!stopping) {
-            stopping = true;
-            graceNanos = grace.toNanos();
+        // a later stop with a shorter grace brings the hand-back forward; a longer one does not put it off
+        long at = System.nanoTime() + grace.toNanos();
+        if (!stopping || at - abandonAt < 0) {
+            abandonAt = at;
         }
+        stopping = true;
         for (Receiver r : receivers) {
             if (r.receiving && r.thread != null) {
                 r.thread.interrupt();
             }
         }
         notifyAll(); // a runner waiting for its receiving workers drains now
+    }
+
+    /** A stop of the run's own (a failure, an interrupt): the default grace, unless a stop came first. */
+    private synchronized void stopIfRunning(Duration grace) {
+        if (!stopping) {
+            stop(grace);
+        }
     }
 
     synchronized boolean stopping() {
@@ -145,7 +157,7 @@ final class Run<Req, Res> {
         } catch (InterruptedException e) {
             // the caller's interrupt stops the run, as it does while the caller's thread receives itself
             interrupted = !stopping();
-            stop(loop.grace);
+            stopIfRunning(loop.grace);
         } finally {
             drain(stopping() || interrupted);
             if (interrupted) {
@@ -180,7 +192,7 @@ final class Run<Req, Res> {
             }
         }
         if (thrown != null || interrupted) {
-            stop(loop.grace);
+            stopIfRunning(loop.grace);
         }
         notifyAll();
     }
@@ -443,14 +455,28 @@ final class Run<Req, Res> {
 
     private void drain(boolean withGrace) {
         flushSettles(); // before waiting: from now on tasks acknowledge their own requests
-        long grace;
-        synchronized (this) {
-            grace = stopping ? graceNanos : loop.grace.toNanos();
+        if (withGrace) {
+            stopIfRunning(loop.grace); // ended by a failure or an interrupt: the default grace from now
         }
         try {
-            boolean idle = withGrace ? slots.awaitIdle(grace) : slots.awaitIdle(Long.MAX_VALUE);
-            if (!idle) {
-                abandonAll();
+            // without a stop, waits for every handler; a stop that comes meanwhile (shutdown, close) starts the
+            // grace period, and a later one with a shorter grace shortens it: looked at every DRAIN_CHECK
+            while (true) {
+                long left;
+                boolean stopped;
+                synchronized (this) {
+                    stopped = stopping;
+                    left = stopped ? abandonAt - System.nanoTime() : DRAIN_CHECK_NANOS;
+                }
+                if (stopped && left <= 0) {
+                    if (!slots.awaitIdle(0)) {
+                        abandonAll();
+                    }
+                    break;
+                }
+                if (slots.awaitIdle(Math.min(left, DRAIN_CHECK_NANOS))) {
+                    break;
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -110,7 +110,6 @@ final class Task<Req, Res> implements Runnable {
         MainLoop.Attempt<Res> mine = new MainLoop.Attempt<>();
         MainLoop.Attempt<Res> first = loop.running.putIfAbsent(id, mine);
         if (first != null) {
-            loop.metrics.outcome("duplicate");
             answerAfter(request, first);
             return;
         }
@@ -137,7 +136,7 @@ final class Task<Req, Res> implements Runnable {
     /** Answers a request the loop remembers having answered, the same way; returns that result, or null. */
     private @Nullable MainLoopResult<Res> answeredFromMemory(MainLoopRequest<Req> request) {
         MainLoopResult<Res> known = loop.completed.getIfPresent(request.requestId());
-        if (known != null) {
+        if (known != null && commit()) { // not if handed back at shutdown: counted as abandoned
             loop.metrics.outcome("duplicate");
             answer(request, known);
         }
@@ -148,9 +147,9 @@ final class Task<Req, Res> implements Runnable {
     private @Nullable MainLoopResult<Res> execute(MainLoopRequest<Req> request, Instant now) {
         String id = request.requestId();
         if (request.deadline() != null && !now.isBefore(request.deadline())) {
-            loop.metrics.outcome("deadline_exceeded");
             return complete(request, MainLoopResult.failure(id, new MainLoopError(MainLoopError.DEADLINE_EXCEEDED,
-                    "deadline " + request.deadline() + " had passed when the request was received at " + now), now));
+                    "deadline " + request.deadline() + " had passed when the request was received at " + now), now),
+                    "deadline_exceeded");
         }
         Instant limit = request.deadline();
         if (request.budget() != null) {
@@ -194,15 +193,14 @@ final class Task<Req, Res> implements Runnable {
         }
         Instant done = loop.time.now();
         if (failure == null) {
-            loop.metrics.outcome("success");
-            return complete(request, MainLoopResult.success(id, response, done));
+            return complete(request, MainLoopResult.success(id, response, done), "success");
         }
         loop.metrics.failure(failure);
         if (late) {
-            loop.metrics.outcome("deadline_exceeded");
             return complete(request, MainLoopResult.failure(id, new MainLoopError(MainLoopError.DEADLINE_EXCEEDED,
                     "the handler was interrupted at " + limit + " (deadline " + request.deadline() + ", budget "
-                            + request.budget() + ") and failed: " + MainLoopError.of(failure).type()), done));
+                            + request.budget() + ") and failed: " + MainLoopError.of(failure).type()), done),
+                    "deadline_exceeded");
         }
         if (loop.retry.isRetryable(failure)) {
             if (message.deliveryCount() >= loop.retry.maxDeliveries()) {
@@ -216,8 +214,7 @@ final class Task<Req, Res> implements Runnable {
             }
             return null;
         }
-        loop.metrics.outcome("error");
-        return complete(request, MainLoopResult.failure(id, MainLoopError.of(failure), done));
+        return complete(request, MainLoopResult.failure(id, MainLoopError.of(failure), done), "error");
     }
 
     /** {@code instant + d}, or {@link Instant#MAX} where that would be past it. */
@@ -238,10 +235,16 @@ final class Task<Req, Res> implements Runnable {
         }
     }
 
-    /** Remembers a final result and answers with it. */
-    private MainLoopResult<Res> complete(MainLoopRequest<Req> request, MainLoopResult<Res> result) {
+    /**
+     * Remembers a final result and answers with it, counting the outcome, unless the request was handed back
+     * at shutdown meanwhile (then counted as abandoned; its next delivery is answered from memory).
+     */
+    private MainLoopResult<Res> complete(MainLoopRequest<Req> request, MainLoopResult<Res> result, String outcome) {
         loop.completed.put(request.requestId(), result);
-        answer(request, result);
+        if (commit()) {
+            loop.metrics.outcome(outcome);
+            answer(request, result);
+        }
         return result;
     }
 
@@ -263,9 +266,13 @@ final class Task<Req, Res> implements Runnable {
                 Thread.interrupted();
             }
         }
+        if (!commit()) {
+            return; // handed back at shutdown: counted as abandoned
+        }
+        loop.metrics.outcome("duplicate");
         if (result != null) {
             answer(request, result);
-        } else if (commit()) {
+        } else {
             // the first copy was retried or dead-lettered; this one goes back the same way
             MainLoop.nackQuietly(message, loop.retry.backoff(message.deliveryCount()));
         }
