@@ -400,22 +400,17 @@ public final class RedisMailbox<T> implements Mailbox<T> {
             try {
                 reply = (List<?>) Scripts.RECEIVE.run(client, name, receiveKeys, args);
                 outage = null;
-            } catch (MailboxUnavailableException e) {
+            } catch (RuntimeException e) {
                 // the first call fails fast; a wait already under way rides out an outage until it ends
-                if (first || !e.isRetryable()) {
+                if (!first && e instanceof MailboxUnavailableException u && u.isRetryable()) {
+                    outage = u;
+                    reply = null;
+                } else {
                     if (!first) {
-                        hub.passOn();
+                        hub.passOn(); // a notice may have woken this waiter for a message it will not take
                     }
                     throw e;
                 }
-                outage = e;
-                reply = null;
-            } catch (RuntimeException e) {
-                // e.g. FencedException: a notice may have woken this waiter for a message it will not take
-                if (!first) {
-                    hub.passOn();
-                }
-                throw e;
             }
             if (first && !settling.isEmpty()) {
                 // the handles are settled: later passes only receive, under the view's epoch alone

@@ -437,9 +437,9 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
     /**
      * Makes messages that a fenced-out receive, or one whose mailbox closed while it waited, got visible
-     * again at once. Best effort: if SQS cannot be reached
-     * they stay invisible until their visibility timeout ends, like the messages of a consumer that died;
-     * either way the delivery was counted (ApproximateReceiveCount, which a redrive policy reads).
+     * again at once. Best effort: if SQS cannot be reached they stay invisible until their visibility
+     * timeout ends, like the messages of a consumer that died; either way the delivery was counted
+     * (ApproximateReceiveCount, which a redrive policy reads).
      */
     private void handBack(List<software.amazon.awssdk.services.sqs.model.Message> messages) {
         List<ChangeMessageVisibilityBatchRequestEntry> entries = new ArrayList<>(messages.size());
@@ -451,14 +451,12 @@ public final class SqsMailbox<T> implements Mailbox<T> {
             ChangeMessageVisibilityBatchResponse response = sqs.changeMessageVisibilityBatch(r -> r
                     .queueUrl(queueUrl).entries(entries));
             for (BatchResultErrorEntry e : response.failed()) {
-                LOG.warn("mailbox '{}': could not make a message received by a fenced-out holder or a closing"
-                        + " receive visible again"
-                        + " ({} {}); it stays invisible until its visibility timeout ends", name, e.code(), e.message());
+                LOG.warn("mailbox '{}': could not make a message handed back visible again ({} {}); it stays"
+                        + " invisible until its visibility timeout ends", name, e.code(), e.message());
             }
         } catch (SdkException e) {
-            LOG.warn("mailbox '{}': could not make {} messages received by a fenced-out holder or a closing receive"
-                    + " visible again;"
-                    + " they stay invisible until their visibility timeout ends", name, messages.size(), e);
+            LOG.warn("mailbox '{}': could not make {} messages handed back visible again; they stay invisible"
+                    + " until their visibility timeout ends", name, messages.size(), e);
         }
     }
 

@@ -18,6 +18,8 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -65,7 +67,7 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
      * Completes timed-out calls, so their dependent stages run here: threads of its own, made as needed, so
      * neither a slow stage nor unrelated work filling the JVM's common pool holds up another call's timeout.
      */
-    private static final java.util.concurrent.ExecutorService TIMED_OUT = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+    private static final ExecutorService TIMED_OUT = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "mainloop-client-timed-out");
         t.setDaemon(true);
         return t;

@@ -8,8 +8,6 @@ import dev.mailbox.mainloop.Shop.Order;
 import dev.mailbox.mainloop.Shop.Quote;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -26,21 +24,7 @@ class CallTimeoutTest {
         Mailbox<MainLoopRequest<Order>> requests = InMemoryMailbox.builder("rv-t-req", Shop.REQUESTS).build();
         MainLoopClient<Order, Quote> client = MainLoopClient.builder(requests,
                 name -> InMemoryMailbox.builder(name, Shop.RESULTS).build()).receiveWait(Duration.ofMillis(200)).build();
-        int n = ForkJoinPool.getCommonPoolParallelism();
-        CountDownLatch busy = new CountDownLatch(n);
-        CountDownLatch release = new CountDownLatch(1);
-        for (int i = 0; i < n; i++) {
-            ForkJoinPool.commonPool().execute(() -> {
-                busy.countDown();
-                try {
-                    release.await(); // someone else's blocking task (a parallel stream doing I/O, say)
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
-        }
-        assertThat(busy.await(10, TimeUnit.SECONDS)).isTrue();
-        try {
+        try (BusyCommonPool busy = new BusyCommonPool()) {
             long t0 = System.nanoTime();
             CompletableFuture<Quote> call = client.call(new Order("fig", 1), Duration.ofMillis(300));
             try {
@@ -51,7 +35,6 @@ class CallTimeoutTest {
             long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             assertThat(call.isDone()).as("call with a 300 ms timeout done after %d ms", tookMs).isTrue();
         } finally {
-            release.countDown();
             client.close();
         }
     }

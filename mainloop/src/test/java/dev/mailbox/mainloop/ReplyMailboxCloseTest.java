@@ -12,8 +12,6 @@ import dev.mailbox.mainloop.Shop.Quote;
 import dev.mailbox.testkit.ForwardingMailbox;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -66,26 +64,9 @@ class ReplyMailboxCloseTest {
         assertThat(loop.run(1)).isEqualTo(1); // opens the reply mailbox
         assertThat(reply.receive(ReceiveOptions.defaults())).hasSize(1);
 
-        // the common pool busy with someone else's work (a blocking stage, say)
-        int n = ForkJoinPool.getCommonPoolParallelism();
-        CountDownLatch busy = new CountDownLatch(n);
-        CountDownLatch release = new CountDownLatch(1);
-        for (int i = 0; i < n; i++) {
-            ForkJoinPool.commonPool().execute(() -> {
-                busy.countDown();
-                try {
-                    release.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
-        }
-        busy.await();
-        try {
+        try (BusyCommonPool busy = new BusyCommonPool()) { // its threads never get to close anything
             loop.close();
             assertThat(reply.closed).as("reply mailbox closed when close() returned").isTrue();
-        } finally {
-            release.countDown();
         }
     }
 }

@@ -6,6 +6,7 @@ import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.inmemory.InMemoryMailbox;
+import dev.mailbox.testkit.Threads;
 import dev.mailbox.mainloop.Shop.Order;
 import dev.mailbox.mainloop.Shop.Quote;
 import java.time.Duration;
@@ -29,16 +30,7 @@ class StopAndShutdownTest {
         Mailbox<MainLoopResult<Quote>> replies = InMemoryMailbox.builder("rv-drain-replies-" + batch, Shop.RESULTS).build();
         CountDownLatch started = new CountDownLatch(1);
         AtomicBoolean interrupted = new AtomicBoolean();
-        MainLoop<Order, Quote> loop = MainLoop.<Order, Quote>builder(requests, r -> {
-            started.countDown();
-            try {
-                Thread.sleep(600_000);
-            } catch (InterruptedException e) {
-                interrupted.set(true);
-                throw e;
-            }
-            return Shop.price(r.body());
-        }).responses(replies).concurrency(2).receiveBatch(batch).waitTime(Duration.ofSeconds(1))
+        MainLoop<Order, Quote> loop = MainLoop.<Order, Quote>builder(requests, sleepsUntilInterrupted(started, interrupted)).responses(replies).concurrency(2).receiveBatch(batch).waitTime(Duration.ofSeconds(1))
                 .visibilityTimeout(Duration.ofMinutes(5)).shutdownGrace(Duration.ofSeconds(60)).build();
         MainLoopRequest<Order> request = MainLoopRequest.of(new Order("fig", 1));
         requests.send(request);
@@ -46,7 +38,10 @@ class StopAndShutdownTest {
         runner.setDaemon(true);
         runner.start();
         assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
-        Thread.sleep(200); // run(1)'s one receive is made: the run now only waits for its handler
+        // run(1)'s one receive is made: the run now only waits for its handler (drains, or with every worker
+        // receiving, waits for the workers)
+        Threads.awaitParkedIn(runner, f -> f.getClassName().equals(Run.class.getName())
+                && (f.getMethodName().equals("drain") || f.getMethodName().equals("loopOnWorkers")), Duration.ofSeconds(10));
 
         long t0 = System.nanoTime();
         boolean stopped = loop.shutdown(Duration.ofMillis(200));
@@ -68,16 +63,7 @@ class StopAndShutdownTest {
         Mailbox<MainLoopResult<Quote>> replies = InMemoryMailbox.builder("rv-stop-replies", Shop.RESULTS).build();
         CountDownLatch started = new CountDownLatch(1);
         AtomicBoolean interrupted = new AtomicBoolean();
-        MainLoop<Order, Quote> loop = MainLoop.<Order, Quote>builder(requests, r -> {
-            started.countDown();
-            try {
-                Thread.sleep(600_000);
-            } catch (InterruptedException e) {
-                interrupted.set(true);
-                throw e;
-            }
-            return Shop.price(r.body());
-        }).responses(replies).waitTime(Duration.ofSeconds(1))
+        MainLoop<Order, Quote> loop = MainLoop.<Order, Quote>builder(requests, sleepsUntilInterrupted(started, interrupted)).responses(replies).waitTime(Duration.ofSeconds(1))
                 .visibilityTimeout(Duration.ofMinutes(5)).shutdownGrace(Duration.ofSeconds(60)).build();
         requests.send(MainLoopRequest.of(new Order("fig", 1)));
         Thread runner = new Thread(loop::run, "rv-run2");
@@ -125,5 +111,19 @@ class StopAndShutdownTest {
             done.set(true);
             loop.close();
         }
+    }
+
+    /** A handler that notes it started, then sleeps until interrupted, and notes that too. */
+    private static RequestHandler<Order, Quote> sleepsUntilInterrupted(CountDownLatch started, AtomicBoolean interrupted) {
+        return r -> {
+            started.countDown();
+            try {
+                Thread.sleep(600_000);
+            } catch (InterruptedException e) {
+                interrupted.set(true);
+                throw e;
+            }
+            return Shop.price(r.body());
+        };
     }
 }
