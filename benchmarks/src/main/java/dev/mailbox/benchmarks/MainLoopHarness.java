@@ -53,6 +53,8 @@ public final class MainLoopHarness {
     private final int loopBatch;
     /** Voluntary context switches per call in the last {@link #callers} round (NaN if unknown). */
     private double lastSwitchesPerCall = Double.NaN;
+    /** How long the last round's callers ran, in seconds. */
+    private double lastSeconds = Double.NaN;
     /** Redis pairs run so far: odd ones run MainLoop first. */
     private int pairs;
 
@@ -78,7 +80,8 @@ public final class MainLoopHarness {
      *
      * @return calls per second of {raw exchange, MainLoop + client}, then scripts run on Redis per call by each
      *         (counting the round's set-up and tear-down too), then this JVM's voluntary context switches per
-     *         call by each (see {@link #voluntarySwitches})
+     *         call by each (see {@link #voluntarySwitches}), then this JVM's CPU microseconds per call by each,
+     *         then redis-server's by each
      */
     double[] redisPair(JedisPooled jedis, int handlers, List<long[]> rawLatencies, List<long[]> loopLatencies)
             throws Exception {
@@ -103,14 +106,30 @@ public final class MainLoopHarness {
         double loopCommands = loopSide[2];
         double seconds = round.toNanos() / 1e9;
         return new double[] {raw, loop, rawCommands / (raw * seconds), loopCommands / (loop * seconds), rawSwitches,
-            loopSwitches};
+            loopSwitches, rawSide[3], loopSide[3], rawSide[4], loopSide[4]};
     }
 
-    /** One side of a Redis pair: {calls per second, context switches per call, scripts run}. */
+    /**
+     * One side of a Redis pair: {calls per second, context switches per call, scripts run, this JVM's CPU
+     * microseconds per call, redis-server's main-thread CPU microseconds per call}. The CPU figures cover the
+     * whole side, set-up and tear-down included, so they split a difference in rate between the client and the
+     * server rather than price a call exactly.
+     */
     private double[] redisSide(JedisPooled jedis, Side side) throws Exception {
         jedis.sendCommand(redis.clients.jedis.Protocol.Command.CONFIG, "RESETSTAT");
+        double server = Rounds.serverCpuMicros(jedis);
+        long jvm = processCpuNanos();
         double rate = side.run();
-        return new double[] {rate, lastSwitchesPerCall, Rounds.serverStats(jedis)[2]};
+        double calls = rate * lastSeconds;
+        double jvmPerCall = (processCpuNanos() - jvm) / 1e3 / calls;
+        double serverPerCall = (Rounds.serverCpuMicros(jedis) - server) / calls;
+        return new double[] {rate, lastSwitchesPerCall, Rounds.serverStats(jedis)[2], jvmPerCall, serverPerCall};
+    }
+
+    /** This JVM's CPU time so far, all threads, in nanoseconds, or -1 where the platform does not say. */
+    private static long processCpuNanos() {
+        return java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                instanceof com.sun.management.OperatingSystemMXBean os ? os.getProcessCpuTime() : -1;
     }
 
     /** Runs one side of a round. */
@@ -321,6 +340,7 @@ public final class MainLoopHarness {
             t.join();
         }
         double seconds = (System.nanoTime() - start) / 1e9;
+        lastSeconds = seconds;
         if (failure[0] != null) {
             throw new IllegalStateException("a caller failed", failure[0]);
         }

@@ -198,6 +198,8 @@ public final class PeerHarness {
                             "scripts run on Redis per call, that round", pair[2], pair[3]);
                     System.out.printf(Locale.ROOT, "   %-64s %.2f (raw), %.2f (MainLoop)%n",
                             "JVM threads' voluntary context switches per call, that round", pair[4], pair[5]);
+                    System.out.printf(Locale.ROOT, "   %-64s %.1f / %.1f (raw), %.1f / %.1f (MainLoop)%n",
+                            "CPU us per call, this JVM / redis-server, that round", pair[6], pair[8], pair[7], pair[9]);
                 }
                 System.out.println();
             }
