@@ -89,7 +89,8 @@ import org.slf4j.LoggerFactory;
  * <h2>Metrics</h2>
  * Micrometer meters, tagged with the request mailbox's name: {@code mainloop.requests} (counter,
  * tagged {@code outcome}: success, error, deadline_exceeded, retried, dead_lettered, duplicate,
- * abandoned, reply_failed), {@code mainloop.failures} (handler exceptions, tagged {@code type}),
+ * abandoned, reply_failed, undeliverable; a request whose result is rejected keeps the outcome its handler
+ * had), {@code mainloop.failures} (handler exceptions, tagged {@code type}),
  * {@code mainloop.handler.time} and {@code mainloop.queue.wait} (timers). Without a registry they go
  * to Micrometer's global registry, which records nothing until one is added.
  *
@@ -467,7 +468,10 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
          * How to open the mailbox a request's reply-to names. Opened mailboxes are cached (bounded,
          * closed when evicted and when the loop closes). A request whose reply-to cannot be opened is
          * dead-lettered with {@link MainLoopError#NO_REPLY_ROUTE}, unless opening it threw a retryable
-         * {@link MailboxException}, in which case it is retried.
+         * {@link MailboxException}, in which case it is retried. A result the reply-to mailbox refuses as too
+         * large, or cannot encode, is replaced by a {@link MainLoopError#RESULT_REJECTED} error for the caller
+         * and the request is dead-lettered; any other failure to send a result puts the request back, to be
+         * answered from memory when it comes back.
          *
          * @param resolver reply-to name to mailbox
          * @return this builder

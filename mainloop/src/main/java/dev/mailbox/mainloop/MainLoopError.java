@@ -18,6 +18,12 @@ public record MainLoopError(String type, String message) {
     public static final String DELIVERY_LIMIT_EXCEEDED = "mainloop.DeliveryLimitExceeded";
     /** The request names a reply-to mailbox the loop cannot open. */
     public static final String NO_REPLY_ROUTE = "mainloop.NoReplyRoute";
+    /**
+     * The handler's result could never be sent to the reply-to mailbox: it is too large for that mailbox, or
+     * the mailbox's codec cannot encode it. The caller is sent this error in its place, and the request is
+     * dead-lettered, rather than redelivered to fail the same way again.
+     */
+    public static final String RESULT_REJECTED = "mainloop.ResultRejected";
     /** The request's body could not be decoded. */
     public static final String UNDECODABLE = "mainloop.Undecodable";
 

@@ -3,6 +3,7 @@ package dev.mailbox.mainloop;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxException;
 import dev.mailbox.api.Message;
+import dev.mailbox.api.MessageTooLargeException;
 import dev.mailbox.api.ReceiptHandleExpiredException;
 import dev.mailbox.api.SerializationException;
 import java.time.Duration;
@@ -302,6 +303,11 @@ final class Task<Req, Res> implements Runnable {
         }
         try {
             target.send(result);
+        } catch (MessageTooLargeException | SerializationException e) {
+            // a property of this result, so every later delivery would fail the same way
+            deadLetter(request, null, new MainLoopError(MainLoopError.RESULT_REJECTED, "the result could not be sent to '"
+                    + target.name() + "': " + e.getMessage()), false);
+            return;
         } catch (RuntimeException e) {
             replyFailed(request, e);
             return;
@@ -323,6 +329,15 @@ final class Task<Req, Res> implements Runnable {
      * back with the longest backoff rather than dropped.
      */
     private void deadLetter(@Nullable MainLoopRequest<Req> request, byte @Nullable [] raw, MainLoopError error) {
+        deadLetter(request, raw, error, true);
+    }
+
+    /**
+     * @param count whether to count the outcome; not for a request whose outcome was counted when the handler
+     *              finished, whose result then could not be sent
+     */
+    private void deadLetter(@Nullable MainLoopRequest<Req> request, byte @Nullable [] raw, MainLoopError error,
+                            boolean count) {
         if (!commit()) {
             return;
         }
@@ -338,7 +353,9 @@ final class Task<Req, Res> implements Runnable {
                 return;
             }
             // counted before the answer goes out, so whoever sees the answer sees the count
-            loop.metrics.outcome("dead_lettered");
+            if (count) {
+                loop.metrics.outcome("dead_lettered");
+            }
         }
         boolean answered = false;
         if (request != null) {
@@ -347,14 +364,16 @@ final class Task<Req, Res> implements Runnable {
             answered = sendQuietly(request, result);
         }
         if (loop.deadLetters == null && !answered) {
-            loop.metrics.outcome("undeliverable");
+            if (count) {
+                loop.metrics.outcome("undeliverable");
+            }
             LOG.error("message {} in '{}' can be neither answered nor dead-lettered ({}: {}); it is put back for {}"
                             + " so that it is not lost; configure deadLetters(...) to set such requests aside",
                     message.id(), loop.name(), error.type(), error.message(), loop.retry.maxBackoff());
             MainLoop.nackQuietly(message, loop.retry.maxBackoff());
             return;
         }
-        if (loop.deadLetters == null) {
+        if (loop.deadLetters == null && count) {
             loop.metrics.outcome("dead_lettered");
         }
         LOG.warn("message {} in '{}' dead-lettered after {} deliveries: {}: {}", message.id(), loop.name(),

@@ -511,6 +511,44 @@ class MainLoopTest {
     }
 
     @Test
+    @DisplayName("a result too large for its reply-to mailbox is dead-lettered and the caller told, not redelivered")
+    void resultTooLargeForTheReplyMailbox() {
+        var requests = requests();
+        var replies = InMemoryMailbox.builder("small-replies", Shop.RESULTS).maxMessageBytes(500).build();
+        var dead = new CollectingMailbox<DeadLetter<Order>>("dead");
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests,
+                        RequestHandler.<Order, Quote>ofBody(o -> new Quote(o.item().repeat(o.quantity()), 1, 1)))
+                .replyTo(name -> replies).deadLetters(dead).waitTime(Duration.ZERO).meterRegistry(registry).build();
+        MainLoopRequest<Order> big = MainLoopRequest.of(new Order("x", 2_000)).withReplyTo("small-replies");
+        requests.send(big);
+        requests.send(MainLoopRequest.of(new Order("y", 1)).withReplyTo("small-replies"));
+
+        assertThat(loop.run(2)).isEqualTo(2);
+
+        assertThat(requests.approximateCount()).as("nothing comes back to be answered again").isZero();
+        assertThat(dead.bodies()).singleElement().satisfies(d -> {
+            assertThat(d.request()).isEqualTo(big);
+            assertThat(d.error().type()).isEqualTo(MainLoopError.RESULT_REJECTED);
+            assertThat(d.error().message()).contains("small-replies");
+        });
+        List<MainLoopResult<Quote>> answers = replies.receive(ReceiveOptions.defaults().withMaxMessages(10))
+                .stream().map(Message::body).toList();
+        assertThat(answers).hasSize(2);
+        assertThat(answers).filteredOn(r -> r.requestId().equals(big.requestId())).singleElement()
+                .satisfies(r -> assertThat(r.error()).isNotNull()
+                        .extracting(MainLoopError::type).isEqualTo(MainLoopError.RESULT_REJECTED));
+        assertThat(answers).filteredOn(r -> !r.requestId().equals(big.requestId())).singleElement()
+                .satisfies(r -> assertThat(r.response().item()).isEqualTo("y"));
+        assertThat(registry.get("mainloop.requests").counters()).as("one outcome a request: the handler's")
+                .singleElement().satisfies(c -> {
+                    assertThat(c.getId().getTag("outcome")).isEqualTo("success");
+                    assertThat(c.count()).isEqualTo(2.0);
+                });
+        loop.close();
+    }
+
+    @Test
     @DisplayName("without a dead-letter mailbox an undecodable request is put back with the longest backoff, not lost")
     void undecodableWithoutDeadLetters() {
         FaultInjectingMailbox<MainLoopRequest<Order>> requests = FaultInjectingMailbox.wrap(requests());

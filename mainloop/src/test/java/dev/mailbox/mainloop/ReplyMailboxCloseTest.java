@@ -48,7 +48,6 @@ class ReplyMailboxCloseTest {
         }
     }
 
-    /** A result that can never be sent: the request should be given up after maxDeliveries. */
     @Test
     void closeClosesReplyMailboxesBeforeReturning() throws Exception {
         Mailbox<MainLoopRequest<Order>> requests = InMemoryMailbox.builder("rv-c-req", Shop.REQUESTS).build();
