@@ -36,7 +36,9 @@ import org.jspecify.annotations.Nullable;
  *       attributes in the form {@link SqsMessageAttribute} defines, so Number and Binary attributes keep their
  *       type. A stored body that is not text SQS can carry (a Java producer's raw bytes) is delivered as base64
  *       with the message attribute {@code mailbox-encoding=base64}, the convention of {@code SqsMailbox}; a message
- *       sent with that attribute is stored as the bytes it stands for.</li>
+ *       sent with that attribute is stored as the bytes it stands for. The one system attribute a send may
+ *       give, AWSTraceHeader, is checked and its digest returned, but it is not kept: a receive does not return
+ *       it.</li>
  *   <li>Receipt handles are the mailbox's own. DeleteMessage with a stale handle succeeds without deleting, as on
  *       SQS; ChangeMessageVisibility with one is refused.</li>
  *   <li>Queue attributes are kept in the directory. VisibilityTimeout, DelaySeconds and
@@ -45,7 +47,8 @@ import org.jspecify.annotations.Nullable;
  *       message is deleted instead of delivered); RedrivePolicy moves a message whose receive count exceeds
  *       maxReceiveCount to the dead-letter queue when a receive meets it (sent there, then deleted here: never
  *       lost, and in both queues only if the endpoint dies between the two steps), and RedriveAllowPolicy is
- *       checked when a RedrivePolicy is set.</li>
+ *       checked when a RedrivePolicy is set. The move is a send for the receiving principal: unless the
+ *       authorizer allows it {@code SendMessage} on the dead-letter queue, the message is delivered instead.</li>
  *   <li>The Mailbox API counts all undeleted messages together; ApproximateNumberOfMessagesNotVisible and
  *       ...Delayed are this endpoint's own estimate of the deliveries and delayed sends made through it, and
  *       ApproximateNumberOfMessages is the rest.</li>

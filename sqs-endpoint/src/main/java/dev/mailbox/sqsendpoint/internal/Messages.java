@@ -65,8 +65,8 @@ final class Messages {
         List<Params> entries = entries(request.params(), "SendMessageBatchRequestEntry");
         long total = 0;
         for (Params e : entries) {
-            String body = e.text("MessageBody");
-            total += body == null ? 0 : body.getBytes(StandardCharsets.UTF_8).length;
+            // as SQS counts a message's size: its body and its attributes' names, types and values
+            total += Outgoing.sizeForBatchLimit(e);
         }
         if (total > Limits.MAX_MESSAGE_BYTES) {
             throw new SqsError(ErrorCode.BATCH_REQUEST_TOO_LONG, "Batch requests cannot be longer than "
@@ -235,6 +235,13 @@ final class Messages {
                     redrive.deadLetterQueue(), m.id());
             return false;
         }
+        if (!context.authorizer.allows(principal, "SendMessage", redrive.deadLetterQueue())) {
+            // the move is a send made for the receiving principal: without this, a redrive policy would let anyone
+            // who may configure and receive from one queue write into any other
+            LOG.warn("queue '{}': principal {} may not send to dead-letter queue '{}'; message {} is delivered"
+                    + " instead", queue, principal, redrive.deadLetterQueue(), m.id());
+            return false;
+        }
         try {
             // as the receiving principal: a directory that checks rights checks that it may send there too
             context.mailbox(redrive.deadLetterQueue(), principal).send(m.body(),
@@ -372,8 +379,9 @@ final class Messages {
         } catch (IllegalArgumentException e) {
             throw invalidHandle(handle);
         } catch (ReceiptHandleExpiredException e) {
+            // as on SQS: a handle that is no longer the message's latest (received again, let go, or already
+            // deleted) is accepted and deletes nothing, which is what SqsEndpoint's Javadoc promises
             context.deliveries.deleted(queue, handle);
-            throw staleHandle(handle);
         } catch (MailboxUnavailableException e) {
             throw unavailable(e);
         }

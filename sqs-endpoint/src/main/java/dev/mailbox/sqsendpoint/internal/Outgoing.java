@@ -87,6 +87,41 @@ record Outgoing(byte[] bytes, SendOptions options, String md5OfBody, @Nullable S
                 Digests.ofAttributes(system), size);
     }
 
+    /**
+     * @param entry a SendMessageBatch entry, not yet checked
+     * @return its size as SQS counts it for the batch's total (body, and each message attribute's name, data type
+     *         and value); a part that cannot be read counts as nothing here and is refused with its entry
+     */
+    static long sizeForBatchLimit(Params entry) {
+        long size;
+        try {
+            size = utf8(entry.text("MessageBody"));
+        } catch (SqsError unreadable) {
+            size = 0;
+        }
+        Map<String, Params> attributes;
+        try {
+            attributes = entry.structMap("MessageAttributes");
+        } catch (SqsError unreadable) {
+            return size;
+        }
+        for (Map.Entry<String, Params> a : attributes.entrySet()) {
+            try {
+                String type = a.getValue().text("DataType");
+                size += utf8(a.getKey()) + utf8(type);
+                if (type != null && type.startsWith("Binary")) {
+                    String base64 = a.getValue().text("BinaryValue");
+                    size += base64 == null ? 0 : Base64.getMimeDecoder().decode(base64).length;
+                } else {
+                    size += utf8(a.getValue().text("StringValue"));
+                }
+            } catch (SqsError | IllegalArgumentException unreadable) {
+                // refused with its entry
+            }
+        }
+        return size;
+    }
+
     private static Map<String, SqsMessageAttribute> attributes(Map<String, Params> given, String kind) {
         if (given.size() > Limits.MAX_ATTRIBUTES) {
             throw SqsError.invalidParameter("Number of " + kind + " attributes [" + given.size()

@@ -108,11 +108,22 @@ final class QueryWire implements Wire {
         }
     }
 
+    /**
+     * The most dot-separated parts a parameter name may have. SQS's deepest is 7
+     * ({@code SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringListValue.1}); {@link #shape} recurses
+     * once per part, so a name of thousands of parts would overflow the request thread's stack.
+     */
+    static final int MAX_NAME_PARTS = 16;
+
     /** Nests {@code A.1.B=v} into {@code {"A": {"1": {"B": "v"}}}}, then turns numbered members into lists. */
     static ObjectNode tree(Map<String, String> flat) {
         ObjectNode root = JsonNodeFactory.instance.objectNode();
         for (Map.Entry<String, String> e : flat.entrySet()) {
-            String[] path = e.getKey().split("\\.", -1);
+            String[] path = e.getKey().split("\\.", MAX_NAME_PARTS + 1);
+            if (path.length > MAX_NAME_PARTS) {
+                throw SqsError.invalidParameter("The request has a parameter whose name has more than "
+                        + MAX_NAME_PARTS + " parts.");
+            }
             ObjectNode at = root;
             for (int i = 0; i < path.length - 1; i++) {
                 JsonNode next = at.get(path[i]);
