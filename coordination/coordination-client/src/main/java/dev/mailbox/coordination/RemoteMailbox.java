@@ -54,7 +54,10 @@ import org.jspecify.annotations.Nullable;
  * {@link Builder#routeWait} and then fails with a retryable {@link MailboxUnavailableException}.
  * When the node it talks to cannot be reached it moves on to the next one it was given (see
  * {@link Builder#nodes}). Each send carries a request id, and the hosting node stores a send once per
- * id, so a send retried after its reply was lost is not stored twice. Other failures are not retried.
+ * id, so a send retried after its reply was lost is not stored twice. An acknowledge, nack or extend
+ * retried after a node was cut off mid-call, whose retry finds the handle stale, throws a non-retryable
+ * {@link MailboxUnavailableException} (the first attempt may have made it) rather than
+ * {@link ReceiptHandleExpiredException}. Other failures are not retried.
  *
  * <p>Thread-safe. {@link #close()} wakes waiting receives (they return empty) and closes the channel
  * if this mailbox opened it.
@@ -72,6 +75,8 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
 
         @Override
         public List<Message<T>> acknowledgeBatch(List<? extends Message<T>> messages, long epoch) {
+            Objects.requireNonNull(messages, "messages");
+            Limits.requireBatchSize(messages.size(), "batch size");
             requireOwn(messages);
             return acknowledgeEach(messages, messages, m -> acknowledge(m.receiptHandle(), epoch));
         }
@@ -159,16 +164,16 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
 
     @Override
     public String send(T body, SendOptions options) {
-        return sendAll(List.of(body), options).get(0);
+        return sendAll(List.of(body), options, false).get(0);
     }
 
     @Override
     public List<String> sendBatch(List<? extends T> bodies, SendOptions options) {
         Limits.requireBatchSize(bodies.size(), "batch size");
-        return sendAll(bodies, options);
+        return sendAll(bodies, options, true);
     }
 
-    private List<String> sendAll(List<? extends T> bodies, SendOptions options) {
+    private List<String> sendAll(List<? extends T> bodies, SendOptions options, boolean batch) {
         Objects.requireNonNull(options, "options");
         ensureOpen();
         // one id for every attempt of this send, so the owner stores it once even if a reply is lost
@@ -176,7 +181,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         String requestId = options.deduplicationId() != null ? options.deduplicationId()
                 : sendPrefix + sends.incrementAndGet();
         SendRequest.Builder r = SendRequest.newBuilder().setMailbox(name).setDelayMillis(options.delay().toMillis())
-                .putAllAttributes(options.attributes()).setRequestId(requestId);
+                .putAllAttributes(options.attributes()).setRequestId(requestId).setBatch(batch);
         for (T body : bodies) {
             Objects.requireNonNull(body, "body");
             // the hosting mailbox checks its own limit; this only refuses what no mailbox could take
@@ -290,6 +295,14 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
 
     /** Runs one call in a context {@link #close()} can cancel; waits out a missing route. */
     private <R> R call(Supplier<R> rpc, int bodies) {
+        return call(rpc, bodies, null);
+    }
+
+    /**
+     * As {@link #call(Supplier, int)}; sets {@code cutOff[0]} when an attempt failed in a way that does not
+     * rule out that it took effect (the connection was lost mid-call, not refused) and the call was retried.
+     */
+    private <R> R call(Supplier<R> rpc, int bodies, boolean @Nullable [] cutOff) {
         long routeDeadline = System.nanoTime() + routeWait.toNanos();
         long pause = 20;
         int nodesTried = 0;
@@ -304,6 +317,9 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
             } catch (StatusRuntimeException e) {
                 if (isUnreachable(e) && !closed && ++nodesTried < channels.size()) {
                     // that node is gone: the next one can forward just as well
+                    if (cutOff != null && !refused(e)) {
+                        cutOff[0] = true;
+                    }
                     current.incrementAndGet();
                     continue;
                 }
@@ -334,6 +350,16 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
     /** The node could not be reached at all (no answer from our service, which always names its errors). */
     private static boolean isUnreachable(StatusRuntimeException e) {
         return e.getStatus().getCode() == Status.Code.UNAVAILABLE && DataPlane.kind(e) == null;
+    }
+
+    /** The connection was refused: the call never reached a node, so it cannot have taken effect. */
+    private static boolean refused(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.net.ConnectException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private RuntimeException failure(StatusRuntimeException e, int bodies) {
@@ -434,9 +460,16 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
             rb.setFence(fence);
         }
         HandleRequest r = rb.build();
+        boolean[] cutOff = new boolean[1];
         try {
-            call(() -> stub(callTimeout.toMillis()).handle(r), 0);
+            call(() -> stub(callTimeout.toMillis()).handle(r), 0, cutOff);
         } catch (ReceiptHandleExpiredException e) {
+            if (cutOff[0]) {
+                // the handle may be stale because the first attempt used it: whether it did cannot be told
+                throw new MailboxUnavailableException("mailbox '" + name + "': " + action + " of receipt handle "
+                        + receiptHandle + " may have been made: a node was cut off before it answered, and the retry"
+                        + " through another node found the handle no longer current", false, e);
+            }
             throw new ReceiptHandleExpiredException(receiptHandle, e.getMessage());
         }
     }

@@ -54,9 +54,10 @@ import org.slf4j.LoggerFactory;
  * {@link Builder#backend backend} opens the backend mailbox for an id on demand, when a call for it
  * arrives and the node should serve it: its route names this node, or it has no route yet and the
  * backend is shared (or, on a node-local backend, its id names this node); such mailboxes are closed
- * after {@link Builder#idleClose} without a call. Who owns a mailbox is decided by its lease: the route
- * of a mailbox points at the address its lease holder gave, which for a runner on this node is
- * {@link #address()}. A call for a mailbox hosted here is served here whatever the routing table says.
+ * after {@link Builder#idleClose} without a call (on a shared backend only: a node-local backend's
+ * mailbox lives in its object, so it stays open until the node closes). Who owns a mailbox is decided
+ * by its lease: the route of a mailbox points at the address its lease holder gave, which for a runner
+ * on this node is {@link #address()}. A call for a mailbox hosted here is served here whatever the routing table says.
  * A call is forwarded at most once, so a stale route cannot loop.
  *
  * <p>Receives and handle actions a leased runner makes carry its lease's epoch; the node refuses one
@@ -99,8 +100,14 @@ public final class MailboxNode implements AutoCloseable {
         this.id = b.id;
         this.coordinator = b.coordinator;
         this.backend = b.backend;
-        this.opened = com.github.benmanes.caffeine.cache.Caffeine.newBuilder().expireAfterAccess(b.idleClose)
-                .scheduler(com.github.benmanes.caffeine.cache.Scheduler.systemScheduler())
+        com.github.benmanes.caffeine.cache.Caffeine<Object, Object> cache =
+                com.github.benmanes.caffeine.cache.Caffeine.newBuilder();
+        if (b.backend == null || b.backend.shared()) {
+            // a node-local backend's mailbox lives in its object: closing it when idle would drop its messages
+            cache = cache.expireAfterAccess(b.idleClose)
+                    .scheduler(com.github.benmanes.caffeine.cache.Scheduler.systemScheduler());
+        }
+        this.opened = cache
                 .<String, Mailbox<byte[]>>removalListener((mailboxId, mailbox, cause) -> {
                     if (mailbox != null) {
                         LOG.debug("node {}: closing mailbox '{}' ({})", b.id, mailboxId, cause);
@@ -617,7 +624,9 @@ public final class MailboxNode implements AutoCloseable {
         }
 
         /**
-         * @param idle how long a mailbox opened from the backend stays open without a call (default 5 minutes)
+         * @param idle how long a mailbox opened from a shared backend stays open without a call (default 5
+         *             minutes); one opened from a node-local backend ({@link MailboxBackend#shared()} false)
+         *             holds its messages in its object, and stays open until the node closes
          * @return this builder
          */
         public Builder idleClose(Duration idle) {

@@ -317,7 +317,9 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
             }
         }
         List<byte[]> bodies = r.getBodiesList().stream().map(ByteString::toByteArray).toList();
-        return bodies.size() == 1 ? List.of(m.send(bodies.get(0), options)) : m.sendBatch(bodies, options);
+        // a batch of one stays a batch: its deduplication id is "id/0", as on the hosted mailbox itself
+        return bodies.size() == 1 && !r.getBatch() ? List.of(m.send(bodies.get(0), options))
+                : m.sendBatch(bodies, options);
     }
 
     @Override
@@ -340,6 +342,10 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
                     + " waiting receives; retry shortly, or receive without waiting"));
             return;
         }
+        // a waiting receive whose caller gives up (cancels, closes its mailbox) stops waiting: interrupting it
+        // is how a mailbox's wait ends early; left waiting, it would take a message sent later for no one,
+        // costing that message a delivery (and, under a redrive policy, maybe sending it to the dead letters)
+        AbandonedWait abandoned = waits ? new AbandonedWait() : null;
         try {
             if (r.getWaitMillis() > DataPlane.MAX_WAIT_MILLIS) {
                 throw new IllegalArgumentException("wait must be at most " + DataPlane.MAX_WAIT_MILLIS
@@ -348,12 +354,19 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
             ReceiveOptions options = ReceiveOptions.defaults().withMaxMessages(r.getMaxMessages())
                     .withVisibilityTimeout(Duration.ofMillis(r.getVisibilityTimeoutMillis()))
                     .withWaitTime(Duration.ofMillis(r.getWaitMillis()));
-            got = fenced(m, r.getMailbox(), r.hasFence() ? r.getFence() : null).receive(options);
+            Mailbox<byte[]> target = fenced(m, r.getMailbox(), r.hasFence() ? r.getFence() : null);
+            if (abandoned != null) {
+                Context.current().addListener(abandoned, Runnable::run);
+            }
+            got = target.receive(options);
         } catch (RuntimeException e) {
-            out.onError(DataPlane.toStatus(e));
+            if (abandoned == null || !abandoned.interrupted()) {
+                out.onError(DataPlane.toStatus(e));
+            }
             return;
         } finally {
-            if (waits) {
+            if (abandoned != null) {
+                abandoned.done();
                 waiting.release();
             }
         }
@@ -377,6 +390,34 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         }
         out.onNext(b.build());
         out.onCompleted();
+    }
+
+    /** Interrupts the thread of a waiting receive when its call is cancelled, until {@link #done()}. */
+    private static final class AbandonedWait implements Context.CancellationListener {
+        private final Thread serving = Thread.currentThread();
+        private boolean waiting = true;
+        private boolean interrupted;
+
+        @Override
+        public synchronized void cancelled(Context context) {
+            if (waiting) {
+                interrupted = true;
+                serving.interrupt();
+            }
+        }
+
+        /** Ends the wait; clears the interrupt this made, so the pool thread goes back clean. */
+        synchronized void done() {
+            waiting = false;
+            Context.current().removeListener(this);
+            if (interrupted) {
+                Thread.interrupted();
+            }
+        }
+
+        synchronized boolean interrupted() {
+            return interrupted;
+        }
     }
 
     @Override
