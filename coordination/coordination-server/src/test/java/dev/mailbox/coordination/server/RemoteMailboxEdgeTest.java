@@ -142,7 +142,11 @@ class RemoteMailboxEdgeTest {
             java.util.concurrent.CompletableFuture<List<Message<String>>> waiting =
                     java.util.concurrent.CompletableFuture.supplyAsync(() -> remote.receive(
                             ReceiveOptions.defaults().withWaitTime(java.time.Duration.ofSeconds(3))));
-            Thread.sleep(500); // the receive waits on the node
+            long parked = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!waitingInHostedReceive()) { // the receive waits on the node
+                assertThat(System.nanoTime() - parked).as("the receive reached the node").isNegative();
+                Thread.onSpinWait();
+            }
             remote.close();
             assertThat(waiting.get(5, TimeUnit.SECONDS)).as("closed while waiting: empty").isEmpty();
             // the cancellation reaches the node a moment after close() returns: give it up to 1 s to stop waiting
@@ -153,9 +157,10 @@ class RemoteMailboxEdgeTest {
             }
 
             hosted.send("job".getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            Thread.sleep(3_000); // past the abandoned receive's wait
-
-            List<Message<byte[]>> got = hosted.receive(ReceiveOptions.defaults());
+            // a receive still waiting on the node would take the message first and give it back (its first
+            // delivery): this one would then meet it on its second and move it to the dead letters
+            List<Message<byte[]>> got = hosted.receive(ReceiveOptions.defaults()
+                    .withWaitTime(java.time.Duration.ofSeconds(5)));
             assertThat(deadLetters.approximateCount()).as("not dead-lettered without ever being handed to anyone")
                     .isZero();
             assertThat(got).hasSize(1);
@@ -194,6 +199,61 @@ class RemoteMailboxEdgeTest {
 
             assertThat(remote.approximateCount()).as("the message is still there").isEqualTo(1);
             assertThat(remote.receive(ReceiveOptions.defaults())).extracting(Message::body).containsExactly("kept");
+        }
+    }
+
+    @Test
+    @DisplayName("a call that says it came through a negative number of nodes is refused: forwarding counts up from"
+            + " 0, and a negative count would let it be forwarded again and again")
+    void negativeHopsRefused() {
+        try (MailboxNode node = MailboxNode.builder("node-h").start();
+             InMemoryMailbox<byte[]> hosted = InMemoryMailbox.builder("jobs@node-h", Codec.bytes()).build()) {
+            node.host(hosted);
+            ManagedChannel toNode = NettyChannelBuilder.forTarget(node.address()).usePlaintext().build();
+            try {
+                MailboxServiceGrpc.MailboxServiceBlockingStub stub = MailboxServiceGrpc.newBlockingStub(toNode)
+                        .withDeadlineAfter(30, TimeUnit.SECONDS);
+                assertThatThrownBy(() -> stub.receive(ReceiveRequest.newBuilder().setMailbox("jobs@node-h")
+                        .setMaxMessages(1).setVisibilityTimeoutMillis(30_000).setHops(-5).build()))
+                        .isInstanceOfSatisfying(io.grpc.StatusRuntimeException.class, e -> {
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                            assertThat(e.getStatus().getDescription()).contains("hops");
+                        });
+            } finally {
+                toNode.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("a bad receive is refused as bad even when the node is too busy to serve a waiting receive")
+    void badReceiveOnABusyNodeIsInvalidNotBusy() throws Exception {
+        try (MailboxNode node = MailboxNode.builder("node-b").maxWaitingReceives(1).start();
+             InMemoryMailbox<byte[]> hosted = InMemoryMailbox.builder("jobs@node-b", Codec.bytes()).build();
+             RemoteMailbox<String> remote = RemoteMailbox.builder("jobs@node-b", Codec.utf8()).node(node.address())
+                     .build()) {
+            node.host(hosted);
+            java.util.concurrent.CompletableFuture<List<Message<String>>> waiting =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> remote.receive(
+                            ReceiveOptions.defaults().withWaitTime(java.time.Duration.ofSeconds(20))));
+            long parked = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!waitingInHostedReceive()) { // the node's one waiting receive is taken
+                assertThat(System.nanoTime() - parked).as("the receive reached the node").isNegative();
+                Thread.onSpinWait();
+            }
+            ManagedChannel toNode = NettyChannelBuilder.forTarget(node.address()).usePlaintext().build();
+            try {
+                MailboxServiceGrpc.MailboxServiceBlockingStub stub = MailboxServiceGrpc.newBlockingStub(toNode)
+                        .withDeadlineAfter(30, TimeUnit.SECONDS);
+                assertThatThrownBy(() -> stub.receive(ReceiveRequest.newBuilder().setMailbox("jobs@node-b")
+                        .setMaxMessages(0).setVisibilityTimeoutMillis(30_000).setWaitMillis(1_000).build()))
+                        .isInstanceOfSatisfying(io.grpc.StatusRuntimeException.class, e ->
+                                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+            } finally {
+                toNode.shutdownNow();
+            }
+            hosted.send("wake".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            assertThat(waiting.get(30, TimeUnit.SECONDS)).extracting(Message::body).containsExactly("wake");
         }
     }
 }

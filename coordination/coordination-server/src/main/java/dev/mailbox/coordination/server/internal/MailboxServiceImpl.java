@@ -195,6 +195,10 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
                                            AccessPolicy.Permission needed,
                                            java.util.function.Consumer<MailboxServiceGrpc.MailboxServiceStub> forward) {
         String bad = CoordinationLimits.mailboxIdProblem(mailbox);
+        if (bad == null && hops < 0) {
+            // forwarding nodes count up from 0: a negative count would let a call be forwarded again and again
+            bad = "hops must be 0 or more, was " + hops;
+        }
         if (bad != null) {
             out.onError(DataPlane.invalid(bad));
             return null;
@@ -333,6 +337,19 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
             return;
         }
         List<Message<byte[]>> got;
+        ReceiveOptions options;
+        try { // bad input is refused as such, even on a node too busy to serve it
+            if (r.getWaitMillis() > DataPlane.MAX_WAIT_MILLIS) {
+                throw new IllegalArgumentException("wait must be at most " + DataPlane.MAX_WAIT_MILLIS
+                        + " ms per call, was " + r.getWaitMillis());
+            }
+            options = ReceiveOptions.defaults().withMaxMessages(r.getMaxMessages())
+                    .withVisibilityTimeout(Duration.ofMillis(r.getVisibilityTimeoutMillis()))
+                    .withWaitTime(Duration.ofMillis(r.getWaitMillis()));
+        } catch (RuntimeException e) {
+            out.onError(DataPlane.toStatus(e));
+            return;
+        }
         boolean waits = r.getWaitMillis() > 0;
         // a waiting receive holds a thread for its whole wait: past the bound, refuse at once rather than
         // let one client's long polls take every thread of the node
@@ -347,13 +364,6 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         // costing that message a delivery (and, under a redrive policy, maybe sending it to the dead letters)
         AbandonedWait abandoned = waits ? new AbandonedWait() : null;
         try {
-            if (r.getWaitMillis() > DataPlane.MAX_WAIT_MILLIS) {
-                throw new IllegalArgumentException("wait must be at most " + DataPlane.MAX_WAIT_MILLIS
-                        + " ms per call, was " + r.getWaitMillis());
-            }
-            ReceiveOptions options = ReceiveOptions.defaults().withMaxMessages(r.getMaxMessages())
-                    .withVisibilityTimeout(Duration.ofMillis(r.getVisibilityTimeoutMillis()))
-                    .withWaitTime(Duration.ofMillis(r.getWaitMillis()));
             Mailbox<byte[]> target = fenced(m, r.getMailbox(), r.hasFence() ? r.getFence() : null);
             if (abandoned != null) {
                 Context.current().addListener(abandoned, Runnable::run);
