@@ -99,7 +99,8 @@ final class CoordinationCommands {
         @Option(names = "--control-plane", description = "the gRPC control plane address (default: 127.0.0.1:7100)")
         String controlPlane;
 
-        @Option(names = "--metrics", description = "serve Prometheus metrics at http://ADDRESS/metrics")
+        @Option(names = "--metrics", description = "serve Prometheus metrics at http://ADDRESS/metrics "
+                + "(https:// with the server's --tls-cert)")
         String metrics;
 
         @Option(names = "--peer", description = "another member, id=host:port (repeatable)")
@@ -218,7 +219,6 @@ final class CoordinationCommands {
             } catch (IllegalArgumentException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
             }
-            Files.createDirectories(dir);
             dev.mailbox.coordination.TlsFiles tls = security.tls(p);
             if (tls != null) {
                 b.tls(tls);
@@ -227,6 +227,7 @@ final class CoordinationCommands {
             if (access != null) {
                 b.access(access);
             }
+            Files.createDirectories(dir); // only once every setting has been read: a refused start creates nothing
             MetricsEndpoint endpoint = metricsAt == null ? null
                     : MetricsEndpoint.start(address(metricsAt, "--metrics"), security.httpsContext(p));
             if (endpoint != null) {
@@ -246,8 +247,7 @@ final class CoordinationCommands {
             out.printf("coordinator %s of cluster '%s' (%d member(s)): raft %s, control plane %s%s, data %s%n", nodeId,
                     name, members.size(), listen == null ? self : self + " (bound at " + listen + ")",
                     node.controlPlaneAddress(), endpoint == null ? ""
-                            : ", metrics http://" + endpoint.address().getHostString() + ":"
-                                    + endpoint.address().getPort() + "/metrics", dir.toAbsolutePath());
+                            : ", metrics " + endpoint.url(), dir.toAbsolutePath());
             out.flush();
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -472,7 +472,20 @@ final class CoordinationCommands {
             try (CoordinationClient client = coordinator.client()) {
                 byte[] state = client.cluster().exportState();
                 Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-                Files.write(tmp, state);
+                // written, synced, then renamed: a crash or power loss leaves the previous backup or this one
+                // whole under FILE, never a name pointing at data that had not reached the disk
+                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(tmp,
+                        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE,
+                        java.nio.file.StandardOpenOption.TRUNCATE_EXISTING)) {
+                    java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(state);
+                    while (buffer.hasRemaining()) {
+                        ch.write(buffer);
+                    }
+                    ch.force(true);
+                } catch (java.io.IOException | RuntimeException e) {
+                    Files.deleteIfExists(tmp);
+                    throw e;
+                }
                 Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
                         java.nio.file.StandardCopyOption.ATOMIC_MOVE);
                 spec.commandLine().getOut().printf("exported %d bytes to %s%n", state.length, file);
@@ -513,7 +526,8 @@ final class CoordinationCommands {
         @Mixin
         Output output;
         @Option(names = "--wait-ms", defaultValue = "0", description = "wait up to this long until every endpoint "
-                + "answers and one of them leads (for scripts that start a cluster; default: do not wait)")
+                + "answers and one of them leads, and exit 1 if they do not by then (for scripts that start a "
+                + "cluster; default: do not wait)")
         long waitMillis;
 
         @Override
@@ -538,7 +552,19 @@ final class CoordinationCommands {
                 }
                 output.print(spec.commandLine().getOut(), each,
                         List.of("NODE", "ENDPOINT", "ROLE", "LEADER", "TERM", "APPLIED", "COMMITTED", "FAULT"), rows);
-                return each.isEmpty() ? 1 : 0;
+                if (each.isEmpty()) {
+                    return 1;
+                }
+                if (waitMillis > 0 && (each.size() < coordinator.endpoints().size()
+                        || each.values().stream().noneMatch(ClusterStatus::isLeader))) {
+                    // the wait ran out before every endpoint answered with a leader among them: a script that
+                    // waited for a cluster must not go on as if it had one
+                    spec.commandLine().getErr().println("mailboxctl: within " + waitMillis + " ms, "
+                            + (each.values().stream().noneMatch(ClusterStatus::isLeader) ? "no coordinator leads"
+                            : "not every endpoint answered"));
+                    return 1;
+                }
+                return 0;
             }
         }
     }
@@ -673,7 +699,7 @@ final class CoordinationCommands {
         @Option(names = "--mailbox", description = "only this mailbox's route")
         String mailbox;
         @Option(names = "--wait-ms", defaultValue = "0", description = "with --mailbox: wait up to this long for it "
-                + "to have a route (default: do not wait)")
+                + "to have a route, and exit 1 if it has none by then (default: do not wait)")
         long waitMillis;
 
         @Override
@@ -697,6 +723,12 @@ final class CoordinationCommands {
                     out.println("revision " + routes.revision());
                 }
                 output.print(out, routes, ROUTE_HEADERS, rows);
+                if (mailbox != null && waitMillis > 0 && rows.isEmpty()) {
+                    // what a script waited for never came: say so, and do not let it go on as if it had
+                    spec.commandLine().getErr().println("mailboxctl: no route for mailbox '" + mailbox + "' within "
+                            + waitMillis + " ms");
+                    return 1;
+                }
                 return 0;
             }
         }
@@ -716,6 +748,11 @@ final class CoordinationCommands {
 
         @Override
         public Integer call() throws InterruptedException {
+            if (forMillis < 0) {
+                // 0 is "never stop"; a negative time is a mistake, not a longer forever
+                throw new CommandLine.ParameterException(spec.commandLine(), "--for-ms must be 0 (never stop) or "
+                        + "more, was " + forMillis);
+            }
             PrintWriter out = spec.commandLine().getOut();
             try (CoordinationClient client = coordinator.client(); RoutingTable table = client.routes().table()) {
                 if (!table.await(RoutingTable::isSynced, Duration.ofMillis(coordinator.timeoutMillis))) {

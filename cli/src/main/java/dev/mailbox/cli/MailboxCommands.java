@@ -33,7 +33,8 @@ import software.amazon.awssdk.regions.Region;
 /** Send, receive, count and purge on any backend, named by a URI. */
 final class MailboxCommands {
 
-    static final String URI_HELP = "memory:NAME (this process only), redis://HOST:PORT/NAME, "
+    static final String URI_HELP = "memory:NAME (this process only), redis://[[USER]:PASSWORD@]HOST:PORT/NAME "
+            + "(rediss:// for TLS), "
             + "sqs://QUEUE?region=R[&endpoint=http://HOST:PORT][&access-key=K&secret-key=S][&create], "
             + "or node://HOST:PORT/MAILBOX (through a mailbox node)";
 
@@ -47,27 +48,43 @@ final class MailboxCommands {
      * @return the mailbox; the caller closes it
      */
     static Mailbox<String> open(String uri, dev.mailbox.coordination.ClientSecurity security) {
+        return open(uri, security, Codec.utf8());
+    }
+
+    /**
+     * Opens the mailbox a URI names, with bodies in the given codec.
+     *
+     * @param uri      the URI
+     * @param security how to reach a node
+     * @param codec    the bodies' codec
+     * @param <T>      the body type
+     * @return the mailbox; the caller closes it
+     */
+    static <T> Mailbox<T> open(String uri, dev.mailbox.coordination.ClientSecurity security, Codec<T> codec) {
         URI u;
         try {
             u = URI.create(uri);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("not a mailbox URI: '" + uri + "' (" + URI_HELP + ")");
+            throw new IllegalArgumentException("not a mailbox URI: '" + NodeBackend.redact(uri) + "' (" + URI_HELP + ")");
         }
         String scheme = u.getScheme() == null ? "" : u.getScheme();
         String path = u.getPath() == null ? "" : u.getPath().replaceFirst("^/", "");
         switch (scheme) {
             case "memory" -> {
-                return InMemoryMailbox.builder(u.getSchemeSpecificPart(), Codec.utf8()).build();
+                return InMemoryMailbox.builder(u.getSchemeSpecificPart(), codec).build();
             }
-            case "redis" -> {
+            case "redis", "rediss" -> {
                 require(!path.isEmpty(), uri, "a mailbox name after the host");
-                return RedisMailbox.builder(path, Codec.utf8()).uri("redis://" + u.getHost() + ":"
+                require(u.getHost() != null, uri, "a host");
+                // the user and password ([USER]:PASSWORD@) and TLS (rediss) go with the address, not dropped
+                return RedisMailbox.builder(path, codec).uri(scheme + "://"
+                        + (u.getRawUserInfo() == null ? "" : u.getRawUserInfo() + "@") + u.getHost() + ":"
                         + (u.getPort() < 0 ? 6379 : u.getPort())).build();
             }
             case "sqs" -> {
                 require(u.getHost() != null || u.getAuthority() != null, uri, "a queue name");
                 Map<String, String> q = query(u.getQuery());
-                SqsMailbox.Builder<String> b = SqsMailbox.builder(u.getAuthority(), Codec.utf8())
+                SqsMailbox.Builder<T> b = SqsMailbox.builder(u.getAuthority(), codec)
                         .region(Region.of(q.getOrDefault("region", "us-east-1")));
                 if (q.containsKey("endpoint")) {
                     b.endpointOverride(URI.create(q.get("endpoint")));
@@ -83,16 +100,18 @@ final class MailboxCommands {
             case "node" -> {
                 require(!path.isEmpty(), uri, "a mailbox id after the node address");
                 require(u.getHost() != null && u.getPort() > 0, uri, "a node address host:port");
-                return RemoteMailbox.builder(path, Codec.utf8()).node(u.getHost() + ":" + u.getPort())
+                return RemoteMailbox.builder(path, codec).node(u.getHost() + ":" + u.getPort())
                         .security(security).build();
             }
-            default -> throw new IllegalArgumentException("unknown mailbox URI scheme in '" + uri + "': use " + URI_HELP);
+            default -> throw new IllegalArgumentException("unknown mailbox URI scheme in '" + NodeBackend.redact(uri)
+                    + "': use " + URI_HELP);
         }
     }
 
     private static void require(boolean ok, String uri, String what) {
         if (!ok) {
-            throw new IllegalArgumentException("mailbox URI '" + uri + "' needs " + what + " (" + URI_HELP + ")");
+            throw new IllegalArgumentException("mailbox URI '" + NodeBackend.redact(uri) + "' needs " + what + " ("
+                    + URI_HELP + ")");
         }
     }
 
@@ -119,7 +138,7 @@ final class MailboxCommands {
         CommandLine.Model.CommandSpec spec;
         @Parameters(index = "0", paramLabel = "URI")
         String uri;
-        @Parameters(index = "1..*", paramLabel = "BODY", description = "one request per BODY")
+        @Parameters(index = "1..*", paramLabel = "BODY", arity = "1..*", description = "one request per BODY")
         List<String> bodies;
         @Option(names = "--timeout-ms", defaultValue = "30000", description = "per request (default: ${DEFAULT-VALUE})")
         long timeoutMillis;
@@ -196,7 +215,8 @@ final class MailboxCommands {
     }
 
     @Command(name = "receive", mixinStandardHelpOptions = true,
-            description = "Receive messages; they are acknowledged (deleted) unless --keep is given.")
+            description = {"Receive messages; they are printed, then acknowledged (deleted) unless --keep is given.",
+                    "A body that is not UTF-8 text is printed as base64 (base64:... in the table, bodyBase64 in JSON)."})
     static final class Receive implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -217,34 +237,62 @@ final class MailboxCommands {
 
         @Override
         public Integer call() {
-            try (Mailbox<String> m = open(uri, security.clientSecurity())) {
-                List<Message<String>> got = m.receive(ReceiveOptions.defaults().withMaxMessages(max)
+            // read as bytes: a body that is not UTF-8 text is shown as base64, exactly, rather than with its bytes
+            // replaced by U+FFFD and then deleted
+            try (Mailbox<byte[]> m = open(uri, security.clientSecurity(), Codec.bytes())) {
+                List<Message<byte[]>> got = m.receive(ReceiveOptions.defaults().withMaxMessages(max)
                         .withWaitTime(Duration.ofMillis(wait)).withVisibilityTimeout(Duration.ofMillis(visibility)));
                 List<Map<String, Object>> json = new ArrayList<>();
                 List<List<?>> rows = new ArrayList<>();
-                for (Message<String> msg : got) {
-                    String body;
-                    try {
-                        body = msg.body();
-                    } catch (RuntimeException e) {
-                        body = "<undecodable: " + e.getMessage() + ">";
-                    }
+                for (Message<byte[]> msg : got) {
+                    byte[] bytes = msg.body();
+                    String text = utf8(bytes);
+                    String body = text != null ? text : "base64:" + java.util.Base64.getEncoder().encodeToString(bytes);
                     Map<String, Object> one = new LinkedHashMap<>();
                     one.put("id", msg.id());
-                    one.put("body", body);
+                    if (text != null) {
+                        one.put("body", text);
+                    } else {
+                        one.put("bodyBase64", java.util.Base64.getEncoder().encodeToString(bytes));
+                    }
                     one.put("deliveryCount", msg.deliveryCount());
                     one.put("enqueuedAt", msg.enqueuedAt().toString());
                     one.put("attributes", msg.attributes());
                     one.put("receiptHandle", msg.receiptHandle());
                     json.add(one);
                     rows.add(List.of(msg.id(), msg.deliveryCount(), body));
-                    if (!keep) {
-                        msg.acknowledge();
+                }
+                // shown first, then deleted: a failure part way through the acknowledgements must not leave
+                // messages deleted that were never printed (a message shown but not deleted comes back instead)
+                output.print(spec.commandLine().getOut(), json, List.of("MESSAGE", "DELIVERY", "BODY"), rows);
+                int failed = 0;
+                if (!keep) {
+                    for (Message<byte[]> msg : got) {
+                        try {
+                            msg.acknowledge();
+                        } catch (RuntimeException e) {
+                            failed++;
+                            spec.commandLine().getErr().println("mailboxctl: message " + msg.id() + " was not "
+                                    + "acknowledged, it comes back after its visibility timeout: "
+                                    + MailboxCtl.message(e));
+                        }
                     }
                 }
-                output.print(spec.commandLine().getOut(), json, List.of("MESSAGE", "DELIVERY", "BODY"), rows);
-                return 0;
+                spec.commandLine().getErr().flush();
+                return failed == 0 ? 0 : 1;
             }
+        }
+    }
+
+    /** @return the bytes as text if they are well-formed UTF-8, else null */
+    static String utf8(byte[] bytes) {
+        try {
+            return java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+                    .decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            return null;
         }
     }
 

@@ -35,11 +35,25 @@ public final class MailboxCtl implements Runnable {
         CommandLine cli = new CommandLine(new MailboxCtl());
         // a refusal from a backend or the coordinator is a message for the user, not a stack trace
         cli.setExecutionExceptionHandler((e, line, parsed) -> {
-            line.getErr().println("mailboxctl: " + (e.getMessage() != null ? e.getMessage() : e.toString()));
+            line.getErr().println("mailboxctl: " + message(e));
             line.getErr().flush();
             return e instanceof IllegalArgumentException ? 2 : 1;
         });
         return cli;
+    }
+
+    /** @return what a failure says to the operator; a file error names the file and what is wrong with it */
+    static String message(Exception e) {
+        if (e instanceof java.nio.file.NoSuchFileException f) {
+            return "no such file: " + f.getFile();
+        }
+        if (e instanceof java.nio.file.AccessDeniedException f) {
+            return "permission denied: " + f.getFile();
+        }
+        if (e instanceof java.nio.file.FileSystemException f && f.getReason() == null) {
+            return "cannot use file " + f.getFile() + ": " + e.getClass().getSimpleName();
+        }
+        return e.getMessage() != null ? e.getMessage() : e.toString();
     }
 
     @Override

@@ -34,10 +34,12 @@ final class MetricsEndpoint implements AutoCloseable {
     private final ServerSocket socket;
     private final ExecutorService workers;
     private final Thread acceptor;
+    private final boolean https;
 
     private MetricsEndpoint(InetSocketAddress address, javax.net.ssl.@org.jspecify.annotations.Nullable SSLContext tls)
             throws IOException {
         // with TLS, an HTTPS endpoint: the handshake happens on the first read, under the read timeout
+        this.https = tls != null;
         this.socket = tls == null ? new ServerSocket() : tls.getServerSocketFactory().createServerSocket();
         socket.setReuseAddress(true);
         socket.bind(address, 64);
@@ -69,7 +71,7 @@ final class MetricsEndpoint implements AutoCloseable {
         try {
             return new MetricsEndpoint(address, tls);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot serve metrics on " + address, e);
+            throw new UncheckedIOException("cannot serve metrics on " + address + ": " + e.getMessage(), e);
         }
     }
 
@@ -81,6 +83,11 @@ final class MetricsEndpoint implements AutoCloseable {
     /** @return where it listens */
     InetSocketAddress address() {
         return (InetSocketAddress) socket.getLocalSocketAddress();
+    }
+
+    /** @return the URL it serves, {@code https://} when it has TLS */
+    String url() {
+        return (https ? "https" : "http") + "://" + address().getHostString() + ":" + address().getPort() + "/metrics";
     }
 
     private void accept() {

@@ -61,13 +61,13 @@ final class NodeBackend implements MailboxBackend, AutoCloseable {
         try {
             u = URI.create(uri);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("not a backend URI: '" + uri + "' (" + HELP + ")");
+            throw new IllegalArgumentException("not a backend URI: '" + redact(uri) + "' (" + HELP + ")");
         }
         String scheme = u.getScheme() == null ? "" : u.getScheme();
         switch (scheme) {
             case "redis", "rediss" -> {
                 if (u.getHost() == null) {
-                    throw new IllegalArgumentException("backend URI '" + uri + "' needs a host (" + HELP + ")");
+                    throw new IllegalArgumentException("backend URI '" + redact(uri) + "' needs a host (" + HELP + ")");
                 }
                 return new NodeBackend(Kind.REDIS, uri, new JedisPooled(u), null, false);
             }
@@ -79,7 +79,7 @@ final class NodeBackend implements MailboxBackend, AutoCloseable {
                     }
                 }
                 if (seeds.isEmpty()) {
-                    throw new IllegalArgumentException("backend URI '" + uri + "' names no node (" + HELP + ")");
+                    throw new IllegalArgumentException("backend URI '" + redact(uri) + "' names no node (" + HELP + ")");
                 }
                 return new NodeBackend(Kind.REDIS, uri, new JedisCluster(seeds), null, false);
             }
@@ -96,7 +96,7 @@ final class NodeBackend implements MailboxBackend, AutoCloseable {
                 }
                 return new NodeBackend(Kind.SQS, uri, null, b.build(), q.containsKey("create"));
             }
-            default -> throw new IllegalArgumentException("unknown backend '" + uri + "': use " + HELP);
+            default -> throw new IllegalArgumentException("unknown backend '" + redact(uri) + "': use " + HELP);
         }
     }
 
@@ -133,8 +133,19 @@ final class NodeBackend implements MailboxBackend, AutoCloseable {
         }
     }
 
+    /**
+     * @param uri a backend or mailbox URI as the operator gave it
+     * @return the same for messages and logs: neither an SQS secret key nor a password
+     *         ({@code redis://[USER]:PASSWORD@HOST}) is shown
+     */
+    static String redact(String uri) {
+        return uri.replaceAll("(secret-key=)[^&]*", "$1***")
+                .replaceFirst("^([A-Za-z][A-Za-z0-9+.-]*://)([^/@:]*):[^/@]*@", "$1$2:***@")
+                .replaceFirst("^([A-Za-z][A-Za-z0-9+.-]*://)[^/@:]+@", "$1***@");
+    }
+
     @Override
     public String toString() {
-        return kind == Kind.MEMORY ? "memory" : uri.replaceAll("(secret-key=)[^&]*", "$1***");
+        return kind == Kind.MEMORY ? "memory" : redact(uri);
     }
 }

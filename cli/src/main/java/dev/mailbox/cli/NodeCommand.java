@@ -31,7 +31,7 @@ final class NodeCommand {
                             + "calls for the others to their owners.",
                     "All settings may come from --config FILE (keys: id, listen, advertise, coordinator, backend, "
                             + "metrics, region, idle-close-ms, tls-cert, tls-key, tls-ca, tls-client-auth, tokens, "
-                            + "access, token-file, require-security, sqs-listen, sqs-access-keys, log-format).",
+                            + "access, token-file, require-security, sqs-listen, sqs-access-keys, sqs-tls, log-format).",
                     "With --sqs-listen the node also serves Amazon SQS's HTTP API: any SQS client (AWS CLI, boto3, "
                             + "the AWS SDKs) creates queues there and uses them as this node's mailboxes, each call "
                             + "going through the node's data plane like a RemoteMailbox's, so a queue whose mailbox "
@@ -53,7 +53,8 @@ final class NodeCommand {
         String coordinator;
         @Option(names = "--backend", description = "where mailboxes live: " + NodeBackend.HELP + " (default: memory)")
         String backend;
-        @Option(names = "--metrics", description = "serve Prometheus metrics at http://ADDRESS/metrics")
+        @Option(names = "--metrics", description = "serve Prometheus metrics at http://ADDRESS/metrics "
+                + "(https:// with the server's --tls-cert)")
         String metrics;
         @Option(names = "--region", description = "placement hint")
         String region;
@@ -96,7 +97,14 @@ final class NodeCommand {
                     System.getenv().getOrDefault("MAILBOXCTL_COORDINATOR", "127.0.0.1:7100"));
             String backendUri = pick(backend, p, "backend", "memory");
             String metricsAt = pick(metrics, p, "metrics", null);
-            long idle = idleCloseMillis != null ? idleCloseMillis : Long.parseLong(p.getProperty("idle-close-ms", "300000"));
+            long idle;
+            try {
+                idle = idleCloseMillis != null ? idleCloseMillis
+                        : Long.parseLong(p.getProperty("idle-close-ms", "300000").trim());
+            } catch (NumberFormatException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "key idle-close-ms in --config must be "
+                        + "a whole number of milliseconds, was '" + p.getProperty("idle-close-ms") + "'");
+            }
 
             NodeBackend store = NodeBackend.parse(backendUri);
             dev.mailbox.coordination.ClientSecurity asClient = security.asClient(p);
@@ -139,7 +147,7 @@ final class NodeCommand {
                             .map(String::trim).filter(k -> !k.isEmpty()).toList();
                     try {
                         javax.net.ssl.SSLContext https = null;
-                        if (sqsTls != null ? sqsTls : Boolean.parseBoolean(p.getProperty("sqs-tls", "false"))) {
+                        if (sqsTls != null ? sqsTls : ServerSecurity.booleanKey(p, "sqs-tls")) {
                             https = security.httpsContext(p);
                             if (https == null) {
                                 throw new IllegalArgumentException("--sqs-tls serves HTTPS with the node's certificate:"
@@ -163,8 +171,7 @@ final class NodeCommand {
             }
             PrintWriter out = spec.commandLine().getOut();
             out.printf("node %s serving at %s on %s (coordinators %s)%s%n", nodeId, node.address(), store,
-                    coordinators, endpoint == null ? "" : ", metrics http://" + endpoint.address().getHostString()
-                            + ":" + endpoint.address().getPort() + "/metrics");
+                    coordinators, endpoint == null ? "" : ", metrics " + endpoint.url());
             if (sqsEndpoint != null) {
                 out.printf("node %s serving SQS at %s%n", nodeId, sqsEndpoint.url());
             }

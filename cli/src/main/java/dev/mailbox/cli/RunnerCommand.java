@@ -74,6 +74,11 @@ final class RunnerCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--concurrency must be 1 or more, was "
                     + concurrency);
         }
+        if (execTimeoutMillis < 1) {
+            // waitFor would give up at once: every request would fail as timed out, be retried and dead-lettered
+            throw new CommandLine.ParameterException(spec.commandLine(), "--exec-timeout-ms must be 1 or more, was "
+                    + execTimeoutMillis);
+        }
         PrintWriter out = spec.commandLine().getOut();
         CoordinationClient client = coordinator.client();
         Mailbox<MainLoopRequest<String>> requests = RemoteMailbox.builder(mailbox, MainLoopCodecs.requests(String.class))

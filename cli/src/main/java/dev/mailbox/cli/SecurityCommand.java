@@ -40,13 +40,30 @@ final class SecurityCommand {
             String token = Access.newToken();
             String line = Access.tokenLine(principal, token);
             if (tokens != null) {
-                Files.writeString(tokens, line + System.lineSeparator(), StandardCharsets.UTF_8,
+                // a file whose last line has no newline (edited by hand, written by a tool) would otherwise get
+                // this line glued to that one, breaking both entries and the file the servers load
+                String before = endsUnterminated(tokens) ? System.lineSeparator() : "";
+                Files.writeString(tokens, before + line + System.lineSeparator(), StandardCharsets.UTF_8,
                         StandardOpenOption.CREATE, StandardOpenOption.APPEND);
             } else {
                 spec.commandLine().getErr().println(line);
             }
             spec.commandLine().getOut().println(token);
             return 0;
+        }
+
+        private static boolean endsUnterminated(Path file) throws java.io.IOException {
+            if (!Files.exists(file)) {
+                return false;
+            }
+            try (java.nio.channels.SeekableByteChannel ch = Files.newByteChannel(file)) {
+                if (ch.size() == 0) {
+                    return false;
+                }
+                java.nio.ByteBuffer last = java.nio.ByteBuffer.allocate(1);
+                ch.position(ch.size() - 1).read(last);
+                return last.get(0) != '\n';
+            }
         }
     }
 }

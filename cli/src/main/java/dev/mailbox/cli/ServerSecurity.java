@@ -41,7 +41,26 @@ final class ServerSecurity {
     }
 
     private boolean flag(@Nullable Boolean option, Properties p, String key) {
-        return option != null ? option : Boolean.parseBoolean(p.getProperty(key, "false"));
+        return option != null ? option : booleanKey(p, key);
+    }
+
+    /**
+     * A config file's true/false key, read strictly: a security setting spelled "yes" or "1" is an error, never
+     * silently false (which would turn mutual TLS or the security requirement off).
+     *
+     * @return the key's value, false when absent
+     * @throws IllegalArgumentException naming the key, for any other value
+     */
+    static boolean booleanKey(Properties p, String key) {
+        String v = p.getProperty(key);
+        if (v == null) {
+            return false;
+        }
+        String t = v.trim().toLowerCase(java.util.Locale.ROOT);
+        if (!t.equals("true") && !t.equals("false")) {
+            throw new IllegalArgumentException("key " + key + " in --config must be true or false, was '" + v + "'");
+        }
+        return t.equals("true");
     }
 
     /** @return the TLS files, or null for plaintext */
@@ -49,17 +68,27 @@ final class ServerSecurity {
         Path c = path(cert, p, "tls-cert");
         Path k = path(key, p, "tls-key");
         Path trusted = path(ca, p, "tls-ca");
+        boolean mutual = flag(clientAuth, p, "tls-client-auth");
         if (c == null && k == null && trusted == null) {
+            if (mutual) {
+                // asked for mutual TLS: serving plaintext to anyone instead would be the opposite
+                throw new IllegalArgumentException("--tls-client-auth needs the server's TLS: give --tls-cert, "
+                        + "--tls-key and --tls-ca");
+            }
             return null;
         }
         if (c == null || k == null) {
             throw new IllegalArgumentException("a server's TLS needs --tls-cert and --tls-key");
         }
+        if (mutual && trusted == null) {
+            throw new IllegalArgumentException("--tls-client-auth needs --tls-ca: the CAs that sign the clients' "
+                    + "certificates");
+        }
         TlsFiles.Builder b = TlsFiles.builder().keyPair(c, k);
         if (trusted != null) {
             b.trusted(trusted);
         }
-        return b.requireClientCertificate(flag(clientAuth, p, "tls-client-auth")).build();
+        return b.requireClientCertificate(mutual).build();
     }
 
     /** @return the access rules, or null when authentication and authorization are off */

@@ -54,4 +54,43 @@ class BackendUriTest {
         run("send", "memory:x", "gone");
         assertThat(run("count", "memory:x")[0]).contains(" 0");
     }
+
+    @Test
+    @DisplayName("a backend URI's password never shows where the node prints its backend")
+    void passwordHidden() {
+        try (NodeBackend redis = NodeBackend.parse("redis://default:hunter2@127.0.0.1:6379/0");
+             NodeBackend sqs = NodeBackend.parse("sqs://?region=us-east-1&access-key=AK&secret-key=s3cret")) {
+            assertThat(redis.toString()).doesNotContain("hunter2").contains("127.0.0.1:6379");
+            assertThat(sqs.toString()).doesNotContain("s3cret");
+        }
+    }
+
+    @Test
+    @DisplayName("redis://:PASSWORD@host:port/name authenticates with the password the URI gives")
+    void redisWithPassword() {
+        try (RedisServerProcess redis = RedisServerProcess.start()) {
+            redis.call("CONFIG", "SET", "requirepass", "s3cret-pw"); // after start: the testkit's readiness PING has none
+            roundTrip("redis://:s3cret-pw@" + redis.host() + ":" + redis.port() + "/cli-" + UUID.randomUUID());
+        }
+    }
+
+    @Test
+    @DisplayName("a malformed URI is refused without echoing the secret key or password it holds")
+    void refusedUriHidesSecrets() {
+        for (String uri : new String[] {"sqs://?region=us-east-1&access-key=AK&secret-key=TOPSECRET",
+                "redis://:TOPSECRET@127.0.0.1:6379", "nope://:TOPSECRET@x/y?secret-key=TOPSECRET"}) {
+            StringWriter err = new StringWriter();
+            var cli = MailboxCtl.commandLine();
+            cli.setOut(new PrintWriter(new StringWriter(), true));
+            cli.setErr(new PrintWriter(err, true));
+            int code = cli.execute("send", uri, "x");
+            assertThat(code).as(uri).isEqualTo(2);
+            assertThat(err.toString()).as(uri).startsWith("mailboxctl: ").doesNotContain("TOPSECRET");
+        }
+        for (String uri : new String[] {"nope://:TOPSECRET@x", "redis://:TOPSECRET@/0"}) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> NodeBackend.parse(uri))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain("TOPSECRET"));
+        }
+    }
 }

@@ -101,6 +101,26 @@ class CoordinatedCommandsTest {
     }
 
     @Test
+    @DisplayName("a --wait-ms that runs out before what it waits for exits non-zero, so a script does not go on")
+    void waitThatTimesOutFails() {
+        Run noRoute = run("routes", "list", "--mailbox", "never@node-x", "--wait-ms", "300", "-c", endpoint);
+        assertThat(noRoute.exitCode()).as(noRoute.out()).isEqualTo(1);
+        assertThat(noRoute.err()).contains("never@node-x");
+
+        client.leases().acquire("waited@node-x", new LeaseHolder("w", "node-x", node.address()));
+        Run routed = run("routes", "list", "--mailbox", "waited@node-x", "--wait-ms", "5000", "-c", endpoint);
+        assertThat(routed.exitCode()).as(routed.err()).isZero();
+        assertThat(routed.out()).contains("waited@node-x");
+
+        // one of the two endpoints never answers: the wait for every endpoint runs out
+        Run partial = run("cluster", "status", "--wait-ms", "300", "-c", endpoint + ",127.0.0.1:1",
+                "--timeout-ms", "1000");
+        assertThat(partial.out()).contains("UNREACHABLE").containsPattern("n1\\s+\\S+\\s+LEADER");
+        assertThat(partial.exitCode()).isEqualTo(1);
+        assertThat(run("cluster", "status", "--wait-ms", "300", "-c", endpoint).exitCode()).isZero();
+    }
+
+    @Test
     @DisplayName("revoke and reclaim a lease")
     void revokeReclaim() {
         client.leases().acquire("spare@node-x", new LeaseHolder("r", "node-x", node.address()));

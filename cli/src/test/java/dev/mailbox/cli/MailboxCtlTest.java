@@ -66,4 +66,42 @@ class MailboxCtlTest {
         assertThat(r.out()).contains("mailboxctl").contains("demo").contains("tour").contains("coordinator")
                 .contains("leases").contains("routes").contains("namespaces").contains("nodes").contains("send");
     }
+
+    @Test
+    @DisplayName("a file that does not exist is named as missing, not printed bare")
+    void missingFile() {
+        Run config = run("coordinator", "start", "--config", "/nonexistent/mailbox.properties");
+        assertThat(config.exitCode()).isNotZero();
+        assertThat(config.err()).contains("/nonexistent/mailbox.properties").containsIgnoringCase("no such file");
+
+        Run backup = run("cluster", "import", "/nonexistent/backup.snap", "-c", "127.0.0.1:1");
+        assertThat(backup.exitCode()).isNotZero();
+        assertThat(backup.err()).contains("/nonexistent/backup.snap").containsIgnoringCase("no such file");
+    }
+
+    @Test
+    @DisplayName("routes watch refuses a negative --for-ms instead of watching forever")
+    void negativeWatchDuration() {
+        Run r = run("routes", "watch", "--for-ms", "-5", "-c", "127.0.0.1:1", "--timeout-ms", "200");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).contains("--for-ms").contains("-5");
+    }
+
+    @Test
+    @DisplayName("call without a BODY is a usage error naming it, not a NullPointerException")
+    void callWithoutBody() {
+        Run r = run("call", "node://127.0.0.1:1/orders");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).contains("BODY").doesNotContain("NullPointer").doesNotContain("null");
+    }
+
+    @Test
+    @DisplayName("node start refuses a config file's idle-close-ms that is not a number, naming the key")
+    void badIdleCloseKey(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path config = dir.resolve("node.properties");
+        java.nio.file.Files.writeString(config, "idle-close-ms=5m\n");
+        Run r = run("node", "start", "--config", config.toString(), "-c", "127.0.0.1:1");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).contains("idle-close-ms").contains("'5m'");
+    }
 }

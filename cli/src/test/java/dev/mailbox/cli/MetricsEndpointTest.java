@@ -77,6 +77,45 @@ class MetricsEndpointTest {
         }
     }
 
+    @Test
+    @DisplayName("coordinator start with TLS files announces its metrics as https://, the scheme they are served with")
+    void coordinatorAnnouncesHttps(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        TestCertificates ca = TestCertificates.create(dir, "ca");
+        TestCertificates.Issued cert = ca.issue("s1");
+        int metrics;
+        int plane;
+        int raft;
+        try (java.net.ServerSocket a = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+             java.net.ServerSocket b = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+             java.net.ServerSocket c = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            metrics = a.getLocalPort();
+            plane = b.getLocalPort();
+            raft = c.getLocalPort();
+        }
+        Child child = Child.start(dir.resolve("out.log"), "coordinator", "start", "--id", "s1", "--warm-up", "false",
+                "--raft", "127.0.0.1:" + raft, "--control-plane", "127.0.0.1:" + plane, "--metrics",
+                "127.0.0.1:" + metrics, "--data-dir", dir.resolve("data").toString(), "--tls-cert",
+                cert.certificate().toString(), "--tls-key", cert.key().toString(), "--tls-ca",
+                ca.caCertificate().toString());
+        try {
+            child.awaitOutput("coordinator s1 of cluster", Duration.ofSeconds(60));
+            assertThat(child.output()).contains("metrics https://127.0.0.1:" + metrics + "/metrics")
+                    .doesNotContain("http://127.0.0.1:" + metrics);
+        } finally {
+            child.kill();
+        }
+    }
+
+    @Test
+    @DisplayName("a metrics address that cannot be bound is refused with the reason, not only the address")
+    void portInUse() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            assertThatThrownBy(() -> MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", taken.getLocalPort())))
+                    .hasMessageContaining(String.valueOf(taken.getLocalPort()))
+                    .hasMessageContaining("in use");
+        }
+    }
+
     private static javax.net.ssl.SSLContext trusting(TlsFiles ca) throws Exception {
         javax.net.ssl.SSLContext context = javax.net.ssl.SSLContext.getInstance("TLS");
         context.init(null, new javax.net.ssl.TrustManager[] {Tls.trustManager(ca)}, null);

@@ -1,0 +1,89 @@
+package dev.mailbox.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * How {@code coordinator start} and {@code node start} read their security settings: a setting an operator gave is
+ * never dropped for a weaker one. (TlsFiles reads no file when it is built, so paths need not exist here.)
+ */
+class ServerSecurityTest {
+
+    private static Properties config(String... keyValues) {
+        Properties p = new Properties();
+        for (int i = 0; i < keyValues.length; i += 2) {
+            p.setProperty(keyValues[i], keyValues[i + 1]);
+        }
+        return p;
+    }
+
+    @Test
+    @DisplayName("a config file's tls-client-auth or require-security that is not true or false is refused, not "
+            + "read as false")
+    void strictBooleanKeys() {
+        ServerSecurity security = new ServerSecurity();
+        Properties yes = config("tls-cert", "cert.pem", "tls-key", "key.pem", "tls-ca", "ca.pem",
+                "tls-client-auth", "yes");
+        assertThatThrownBy(() -> security.tls(yes)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("tls-client-auth").hasMessageContaining("'yes'");
+
+        Properties trailingSpace = config("tls-cert", "cert.pem", "tls-key", "key.pem", "tls-ca", "ca.pem",
+                "tls-client-auth", "true ");
+        assertThat(security.tls(trailingSpace).requireClientCertificate())
+                .as("'true ' (a trailing space the properties format keeps) is true").isTrue();
+
+        assertThatThrownBy(() -> security.require(config("require-security", "1")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("require-security");
+        assertThat(security.require(config("require-security", "TRUE"))).isTrue();
+        assertThat(security.require(config())).isFalse();
+    }
+
+    @Test
+    @DisplayName("--tls-client-auth without the server's TLS files is refused, not dropped for plaintext")
+    void clientAuthWithoutTls() {
+        ServerSecurity flag = new ServerSecurity();
+        flag.clientAuth = true;
+        assertThatThrownBy(() -> flag.tls(new Properties())).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--tls-client-auth").hasMessageContaining("--tls-cert");
+
+        ServerSecurity fromFile = new ServerSecurity();
+        assertThatThrownBy(() -> fromFile.tls(config("tls-client-auth", "true")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--tls-client-auth");
+        assertThat(fromFile.tls(config("tls-client-auth", "false"))).as("off is plaintext, as before").isNull();
+
+        ServerSecurity noCa = new ServerSecurity();
+        noCa.cert = Path.of("cert.pem");
+        noCa.key = Path.of("key.pem");
+        noCa.clientAuth = true;
+        assertThatThrownBy(() -> noCa.tls(new Properties())).as("a usage error naming the flag, exit status 2")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--tls-ca");
+    }
+
+    @Test
+    @DisplayName("coordinator start refused for its security settings creates no data dir, and says why")
+    void refusedSecurityCreatesNothing(@TempDir Path dir) throws Exception {
+        Path rules = dir.resolve("access");
+        Files.writeString(rules, "ops admin\n"); // no namespaces: does not parse
+        Path data = dir.resolve("data");
+        StringWriter err = new StringWriter();
+        var cli = MailboxCtl.commandLine();
+        cli.setOut(new PrintWriter(new StringWriter(), true));
+        cli.setErr(new PrintWriter(err, true));
+
+        int code = cli.execute("coordinator", "start", "--data-dir", data.toString(), "--access", rules.toString(),
+                "--warm-up", "false");
+
+        assertThat(code).isEqualTo(2);
+        assertThat(err.toString()).contains("line 1");
+        assertThat(Files.exists(data)).as("nothing is created for a refused start").isFalse();
+    }
+}
