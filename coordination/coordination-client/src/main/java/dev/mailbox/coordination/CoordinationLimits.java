@@ -277,6 +277,23 @@ public final class CoordinationLimits {
     }
 
     /**
+     * The rule of {@link #requestedTtlProblem(long)} for a TTL as a caller gives it, before it is cut to whole
+     * milliseconds: a positive TTL under a millisecond is not the zero that means the namespace's policy, and a
+     * TTL too long for a long of milliseconds is refused like any other too long.
+     *
+     * @param ttl a requested TTL, where zero means "the namespace's policy"
+     * @return why it is refused, or null
+     */
+    public static @Nullable String requestedTtlProblem(Duration ttl) {
+        return ttl.isZero() ? null : ttlProblem(ttl);
+    }
+
+    private static @Nullable String ttlProblem(Duration ttl) {
+        return ttl.compareTo(MIN_TTL) < 0 || ttl.compareTo(MAX_TTL) > 0 ? "ttl must be between " + MIN_TTL
+                + " and " + MAX_TTL + ", was " + ttl : null;
+    }
+
+    /**
      * A lease policy's rule: a TTL in range, a heartbeat of at most half the TTL, a grace of at most the TTL.
      * A client never lets one renewal take longer than a third of its lease's TTL (see
      * {@link Leases#renewAsync}), so renewals keep up however short the TTL is.
@@ -566,7 +583,7 @@ public final class CoordinationLimits {
      */
     public static Duration requireTtl(Duration ttl) {
         Objects.requireNonNull(ttl, "ttl");
-        require(ttlProblem(ttl.toMillis()));
+        require(ttlProblem(ttl));
         return ttl;
     }
 

@@ -58,7 +58,7 @@ final class GrpcLeases implements Leases {
         Objects.requireNonNull(requestId, "requestId");
         // in the control plane's order, so both name the same problem first
         CoordinationLimits.requireMailboxId(mailboxId);
-        require(CoordinationLimits.requestedTtlProblem(ttl.toMillis()));
+        require(CoordinationLimits.requestedTtlProblem(ttl)); // on the Duration: ttl.toMillis() truncates, overflows
         require(CoordinationLimits.requestIdProblem(requestId));
         require(CoordinationLimits.acquirableProblem(mailboxId));
         AcquireLeaseRequest r = AcquireLeaseRequest.newBuilder().setMailboxId(mailboxId).setRunnerId(holder.runnerId())

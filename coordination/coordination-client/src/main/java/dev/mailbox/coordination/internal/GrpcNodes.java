@@ -29,7 +29,7 @@ final class GrpcNodes implements Nodes {
     public Registration register(NodeInfo node, Duration ttl) {
         require(CoordinationLimits.nodeProblem(node.id(), node.address(), node.region(), node.version(),
                 node.capabilities(), node.labels()));
-        require(CoordinationLimits.requestedTtlProblem(ttl.toMillis()));
+        require(CoordinationLimits.requestedTtlProblem(ttl)); // on the Duration: ttl.toMillis() truncates, overflows
         RegisterNodeRequest r = RegisterNodeRequest.newBuilder().setNode(Protos.toProto(node))
                 .setTtlMillis(ttl.toMillis()).setRequestId(UUID.randomUUID().toString()).build();
         return CoordinationException.await(calls.call(s -> s.registerNode(r)).thenApply(reply -> new Registration(

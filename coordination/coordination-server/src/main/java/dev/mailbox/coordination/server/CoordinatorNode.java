@@ -162,7 +162,7 @@ public final class CoordinatorNode implements AutoCloseable {
         // interceptors run last-added first: who is calling, then may they, then the service's own checks
         List<io.grpc.ServerInterceptor> chain = new ArrayList<>(List.of(new Faults(health), new Serving(id, health)));
         if (policy != null) {
-            chain.add(new Guard(policy, this::localLease));
+            chain.add(new Guard(policy, this::localLease, this::isLeader));
         }
         chain.add(new Caller(policy));
         chain.add(meters.callTimer("mailbox.controlplane.requests"));

@@ -170,6 +170,25 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         return readDefaults.getOrDefault(operation, Consistency.LEADER_LEASE);
     }
 
+    /**
+     * A level this coordinator does not know (sent by a newer client) is refused: serving it at the operation's
+     * default (which an operator may have made STALE) could answer a read that asked for more than it got.
+     *
+     * @return why the consistency is refused, or null
+     */
+    private static @Nullable String consistencyProblem(Consistency asked, int value) {
+        return asked != Consistency.UNRECOGNIZED ? null : "consistency " + value + " is not a read level this "
+                + "coordinator knows (STALE, LEADER_LEASE, LINEARIZABLE, or unspecified for the default)";
+    }
+
+    private static boolean refuseConsistency(Consistency asked, int value, StreamObserver<?> out) {
+        String bad = consistencyProblem(asked, value);
+        if (bad != null) {
+            out.onError(invalid(bad));
+        }
+        return bad != null;
+    }
+
     @Override
     public void acquireLease(AcquireLeaseRequest r, StreamObserver<LeaseReply> out) {
         String secret = r.getHolderSecret();
@@ -286,6 +305,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     @Override
     public void getLease(GetLeaseRequest r, StreamObserver<LeaseReply> out) {
         String bad = CoordinationLimits.mailboxIdProblem(r.getMailboxId());
+        if (bad == null) {
+            bad = consistencyProblem(r.getConsistency(), r.getConsistencyValue());
+        }
         if (bad != null) {
             out.onError(invalid(bad));
             return;
@@ -297,6 +319,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     @Override
     public void listLeases(ListLeasesRequest r, StreamObserver<ListLeasesReply> out) {
         String bad = CoordinationLimits.namespaceFilterProblem(r.getNamespace());
+        if (bad == null) {
+            bad = consistencyProblem(r.getConsistency(), r.getConsistencyValue());
+        }
         if (bad != null) {
             out.onError(invalid(bad));
             return;
@@ -421,6 +446,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
 
     @Override
     public void exportState(ExportStateRequest r, StreamObserver<ExportStateReply> out) {
+        if (refuseConsistency(r.getConsistency(), r.getConsistencyValue(), out)) {
+            return;
+        }
         view(consistency(r.getConsistency(), "export-state"), View.Kind.STATE, "", ExportStateReply.parser(), out);
     }
 
@@ -493,11 +521,17 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
 
     @Override
     public void listNodes(ListNodesRequest r, StreamObserver<ListNodesReply> out) {
+        if (refuseConsistency(r.getConsistency(), r.getConsistencyValue(), out)) {
+            return;
+        }
         view(consistency(r.getConsistency(), "list-nodes"), View.Kind.NODES, "", ListNodesReply.parser(), out);
     }
 
     @Override
     public void getPartitionMap(GetPartitionMapRequest r, StreamObserver<PartitionMapReply> out) {
+        if (refuseConsistency(r.getConsistency(), r.getConsistencyValue(), out)) {
+            return;
+        }
         view(consistency(r.getConsistency(), "partition-map"), View.Kind.PARTITIONS, "", PartitionMapReply.parser(), out);
     }
 
@@ -519,6 +553,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     @Override
     public void getNamespace(GetNamespaceRequest r, StreamObserver<NamespaceReply> out) {
         String bad = CoordinationLimits.namespaceProblem(r.getName());
+        if (bad == null) {
+            bad = consistencyProblem(r.getConsistency(), r.getConsistencyValue());
+        }
         if (bad != null) {
             out.onError(invalid(bad));
             return;
@@ -528,6 +565,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
 
     @Override
     public void listNamespaces(ListNamespacesRequest r, StreamObserver<ListNamespacesReply> out) {
+        if (refuseConsistency(r.getConsistency(), r.getConsistencyValue(), out)) {
+            return;
+        }
         Consistency consistency = consistency(r.getConsistency(), "list-namespaces");
         long applied = staleIndex(consistency);
         view(consistency, View.Kind.NAMESPACES, "", ListNamespacesReply.parser(), out,
@@ -545,6 +585,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
 
     @Override
     public void listRoutes(ListRoutesRequest r, StreamObserver<RoutesReply> out) {
+        if (refuseConsistency(r.getConsistency(), r.getConsistencyValue(), out)) {
+            return;
+        }
         view(consistency(r.getConsistency(), "list-routes"), View.Kind.ROUTES, "", RoutesReply.parser(), out);
     }
 
@@ -566,6 +609,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     public void getQueue(dev.mailbox.coordination.proto.GetQueueRequest r,
                          StreamObserver<dev.mailbox.coordination.proto.QueueReply> out) {
         String bad = CoordinationLimits.queueNameProblem(r.getName());
+        if (bad == null) {
+            bad = consistencyProblem(r.getConsistency(), r.getConsistencyValue());
+        }
         if (bad != null) {
             out.onError(invalid(bad));
             return;
@@ -578,6 +624,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     public void listQueues(dev.mailbox.coordination.proto.ListQueuesRequest r,
                            StreamObserver<dev.mailbox.coordination.proto.ListQueuesReply> out) {
         String bad = CoordinationLimits.queueListProblem(r.getPrefix(), r.getAfter(), r.getLimit());
+        if (bad == null) {
+            bad = consistencyProblem(r.getConsistency(), r.getConsistencyValue());
+        }
         if (bad != null) {
             out.onError(invalid(bad));
             return;

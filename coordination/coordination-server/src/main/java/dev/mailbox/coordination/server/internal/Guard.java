@@ -61,15 +61,36 @@ public final class Guard implements ServerInterceptor {
 
     private final AccessPolicy policy;
     private final Function<String, Optional<Lease>> leases;
+    private final java.util.function.BooleanSupplier leads;
 
     /**
+     * A Guard that never counts its node's state as the leader's: see {@link #Guard(AccessPolicy, Function,
+     * java.util.function.BooleanSupplier)}.
+     *
      * @param policy who may do what
      * @param leases the current lease of a mailbox, as this node knows it (to see whose a lease is)
      */
     public Guard(AccessPolicy policy, Function<String, Optional<Lease>> leases) {
+        this(policy, leases, () -> false);
+    }
+
+    /**
+     * @param policy who may do what
+     * @param leases the current lease of a mailbox, as this node knows it (to see whose a lease is)
+     * @param leads  whether this node leads now: then what it has applied holds every lease a caller can have
+     *               been told of. A follower may lag; a renewal or release naming a lease (an epoch) it has not
+     *               applied yet is sent back UNAVAILABLE, to be retried where it can be told whose the lease is,
+     *               rather than forwarded to the leader unchecked
+     */
+    public Guard(AccessPolicy policy, Function<String, Optional<Lease>> leases,
+                 java.util.function.BooleanSupplier leads) {
         this.policy = policy;
         this.leases = leases;
+        this.leads = leads;
     }
+
+    /** Starts what {@link #leaseOfCaller} says when this node cannot tell whose the named lease is (yet). */
+    private static final String NOT_APPLIED = "\u0000not applied: ";
 
     @Override
     public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers,
@@ -108,6 +129,11 @@ public final class Guard implements ServerInterceptor {
                 String why = QUEUE_METHODS.contains(String.valueOf(method))
                         ? queueRefusal(caller, vouched, String.valueOf(method), (Message) message)
                         : refusal(principal, String.valueOf(method), (Message) message);
+                if (why != null && why.startsWith(NOT_APPLIED)) {
+                    refused = true; // not a refusal of the caller: this node is behind, another can tell
+                    call.close(Status.UNAVAILABLE.withDescription(why.substring(NOT_APPLIED.length())), new Metadata());
+                    return;
+                }
                 if (why != null) {
                     refused = true;
                     Audit.refused(principal, String.valueOf(method), target[0], why);
@@ -196,11 +222,11 @@ public final class Guard implements ServerInterceptor {
             }
             case "RenewLease" -> {
                 RenewLeaseRequest r = (RenewLeaseRequest) request;
-                yield leaseOfCaller(principal, r.getMailboxId(), r.getLeaseId(), "renew");
+                yield leaseOfCaller(principal, r.getMailboxId(), r.getLeaseId(), r.getEpoch(), "renew");
             }
             case "RenewLeases" -> {
                 for (RenewLeaseRequest r : ((RenewLeasesRequest) request).getRenewalsList()) {
-                    String why = leaseOfCaller(principal, r.getMailboxId(), r.getLeaseId(), "renew");
+                    String why = leaseOfCaller(principal, r.getMailboxId(), r.getLeaseId(), r.getEpoch(), "renew");
                     if (why != null) {
                         yield why;
                     }
@@ -209,7 +235,7 @@ public final class Guard implements ServerInterceptor {
             }
             case "ReleaseLease" -> {
                 ReleaseLeaseRequest r = (ReleaseLeaseRequest) request;
-                yield leaseOfCaller(principal, r.getMailboxId(), r.getLeaseId(), "release");
+                yield leaseOfCaller(principal, r.getMailboxId(), r.getLeaseId(), r.getEpoch(), "release");
             }
             case "RevokeLease" -> adminOf(principal, CoordinationLimits.namespaceOf(((RevokeLeaseRequest) request)
                     .getMailboxId()), "revoke leases");
@@ -248,7 +274,7 @@ public final class Guard implements ServerInterceptor {
     }
 
     /** The lease must be the caller's: in a namespace it may hold leases in, under a runner id it owns. */
-    private @Nullable String leaseOfCaller(String principal, String mailboxId, long leaseId, String verb) {
+    private @Nullable String leaseOfCaller(String principal, String mailboxId, long leaseId, long epoch, String verb) {
         String ns = CoordinationLimits.namespaceOf(mailboxId);
         if (admin(principal, ns)) {
             return null;
@@ -260,7 +286,15 @@ public final class Guard implements ServerInterceptor {
         if (lease.isPresent() && lease.get().leaseId() == leaseId && !owns(principal, lease.get().runnerId())) {
             return verb + " lease " + leaseId + " of '" + mailboxId + "', held by runner '" + lease.get().runnerId() + "'";
         }
-        // a lease this node does not know (yet) is the state machine's to refuse: a wrong id or epoch changes nothing
+        // epochs only grow: a lease named with a later epoch than this node's (or of a mailbox it has no lease of)
+        // may be one it has not applied yet, granted to anyone. The leader has applied every lease a caller can
+        // have been told of; a lagging follower sends the call on to be checked where the lease is known
+        if ((lease.isEmpty() || lease.get().epoch() < epoch) && !leads.getAsBoolean()) {
+            return NOT_APPLIED + "coordinator has not applied epoch " + epoch + " of mailbox '" + mailboxId
+                    + "' yet, so it cannot tell whose lease " + leaseId + " is; retry (at the leader)";
+        }
+        // otherwise a lease this node does not know is an older one, the state machine's to refuse: a wrong id or
+        // epoch changes nothing
         return null;
     }
 

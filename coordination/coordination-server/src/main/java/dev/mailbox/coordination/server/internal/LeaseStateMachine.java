@@ -305,7 +305,15 @@ public final class LeaseStateMachine extends BaseStateMachine {
             Lease lease = outcome.lease();
             if (outcome.isOk() && lease != null) {
                 if (lease.state() == LeaseState.ACTIVE) {
-                    deadlines.track(lease, table.policy(lease.namespace()).grace().toMillis(), System.nanoTime());
+                    if (!deadlines.track(lease, table.policy(lease.namespace()).grace().toMillis(), System.nanoTime())) {
+                        // a retried acquire of the lease as it was granted, landing after this leader decided to
+                        // expire it: the expiry lands next, so answering OK would have the caller count the lease
+                        // as held for a TTL while the mailbox is free to be granted to another runner. Only the
+                        // answer changes (the table is the same on every replica); the caller may acquire again
+                        outcome = Outcome.refused(lease, "lease " + lease.leaseId() + " of mailbox '"
+                                + lease.mailboxId() + "' (epoch " + lease.epoch() + ") is expiring: it was not "
+                                + "renewed within its TTL plus grace; acquire it again once it has expired");
+                    }
                 } else {
                     deadlines.forget(lease.mailboxId(), lease.leaseId());
                 }
@@ -602,14 +610,18 @@ public final class LeaseStateMachine extends BaseStateMachine {
 
         private final ConcurrentHashMap<String, Tracked> byMailbox = new ConcurrentHashMap<>();
 
-        void track(Lease l, long graceMillis, long now) {
+        /**
+         * @return false if the lease, as it is, is being expired already (a retried acquire that returns it
+         *         unchanged is then no renewal), else true
+         */
+        boolean track(Lease l, long graceMillis, long now) {
             Tracked t = byMailbox.get(l.mailboxId());
             if (t != null && t.leaseId == l.leaseId() && t.epoch == l.epoch()) {
-                t.renew(now); // the same runner acquiring again counts as a renewal
-                return;
+                return t.renew(now); // the same runner acquiring again counts as a renewal
             }
             long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis() + graceMillis);
             byMailbox.put(l.mailboxId(), new Tracked(l.leaseId(), l.epoch(), window, now + window));
+            return true;
         }
 
         void forget(String mailboxId, long leaseId) {

@@ -1,0 +1,86 @@
+package dev.mailbox.coordination.server.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.mailbox.coordination.LeaseState;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.proto.RaftProtos.StateMachineLogEntryProto;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The state machine around the lease table, driven entry by entry (no Ratis server): what the leader's
+ * in-memory renewal deadlines add to the table's answers.
+ */
+class LeaseStateMachineTest {
+
+    private static final Health HEALTHY = new Health() {
+        @Override
+        public void logFailed(Throwable cause) {
+        }
+
+        @Override
+        public void fatal(Throwable cause) {
+        }
+
+        @Override
+        public @Nullable String fault() {
+            return null;
+        }
+
+        @Override
+        public long appliedIndex() {
+            return 0;
+        }
+
+        @Override
+        public long commitIndex() {
+            return 0;
+        }
+    };
+
+    @Test
+    @DisplayName("a retried acquire that lands after the leader decided to expire the lease is not answered OK: "
+            + "the expiry lands next, and another runner is granted the mailbox while the first believes it holds it")
+    void retriedAcquireOfAnExpiringLeaseIsRefused() throws Exception {
+        LeaseStateMachine sm = new LeaseStateMachine(HEALTHY);
+        Command.Acquire first = new Command.Acquire("race@m1", "r1", "node-a", "127.0.0.1:9", 1_000, "call-1", 1_000);
+        Outcome granted = apply(sm, 1, 1, first);
+        assertThat(granted.isOk()).isTrue();
+
+        // the TTL plus grace passes without a renewal: the leader's sweeper decides the expiry, and proposes it
+        List<Command.Expire> due = sm.dueExpiries(System.nanoTime() + TimeUnit.SECONDS.toNanos(60), 1);
+        assertThat(due).hasSize(1);
+
+        // the runner's client retries its acquire (the first answer was lost) with the same request id; it is
+        // committed just before the expiry
+        Outcome retried = apply(sm, 2, 1, first);
+        Outcome expired = apply(sm, 3, 1, due.get(0));
+        assertThat(expired.isOk()).as("the expiry decided before the retry applies").isTrue();
+        assertThat(expired.lease().state()).isEqualTo(LeaseState.EXPIRED);
+        Outcome other = apply(sm, 4, 1, new Command.Acquire("race@m1", "r2", "node-b", "127.0.0.1:9", 1_000,
+                "call-2", 2_000));
+        assertThat(other.isOk()).as("another runner takes the expired mailbox").isTrue();
+
+        // so the retried acquire must not have been answered as a grant: its caller would count the lease as
+        // held for a whole TTL from when it sent the retry, while r2 holds it
+        assertThat(retried.isOk()).as("the retried acquire's answer: " + retried).isFalse();
+        assertThat(retried.code()).isEqualTo(Outcome.Code.FAILED_PRECONDITION);
+    }
+
+    private static Outcome apply(LeaseStateMachine sm, long index, long term, Command command) throws Exception {
+        LogEntryProto entry = LogEntryProto.newBuilder().setIndex(index).setTerm(term)
+                .setStateMachineLogEntry(StateMachineLogEntryProto.newBuilder()
+                        .setLogData(ByteString.copyFrom(StateCodec.encode(command))))
+                .build();
+        TransactionContext trx = TransactionContext.newBuilder().setServerRole(RaftPeerRole.FOLLOWER)
+                .setStateMachine(sm).setLogEntry(entry).build();
+        return Outcome.parse(sm.applyTransaction(trx).get().getContent().toByteArray());
+    }
+}
