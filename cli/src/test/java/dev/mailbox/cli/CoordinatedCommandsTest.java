@@ -11,8 +11,6 @@ import dev.mailbox.coordination.LeaseHolder;
 import dev.mailbox.coordination.server.TestingCluster;
 import dev.mailbox.coordination.server.MailboxNode;
 import dev.mailbox.inmemory.InMemoryMailbox;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.time.Duration;
 import java.nio.file.Files;
 import java.util.concurrent.TimeUnit;
@@ -31,17 +29,8 @@ class CoordinatedCommandsTest {
     private static MailboxNode node;
     private static String endpoint;
 
-    private record Run(int exitCode, String out, String err) {
-    }
-
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        var cli = MailboxCtl.commandLine();
-        cli.setOut(new PrintWriter(out, true));
-        cli.setErr(new PrintWriter(err, true));
-        int code = cli.execute(args);
-        return new Run(code, out.toString(), err.toString());
+    private static CliRun run(String... args) {
+        return CliRun.of(args);
     }
 
     @BeforeAll
@@ -64,16 +53,16 @@ class CoordinatedCommandsTest {
     @Test
     @DisplayName("namespaces create/list, nodes list, leases, routes and cluster status, as tables and as JSON")
     void controlPlane() throws Exception {
-        Run created = run("namespaces", "create", "billing", "--ttl-ms", "4000", "--heartbeat-ms", "1000",
+        CliRun created = run("namespaces", "create", "billing", "--ttl-ms", "4000", "--heartbeat-ms", "1000",
                 "--label", "team=money", "-c", endpoint);
         assertThat(created.exitCode()).as(created.err()).isZero();
         assertThat(created.out()).contains("NAMESPACE").contains("billing").contains("4000ms");
 
-        Run again = run("namespaces", "create", "billing", "-c", endpoint);
+        CliRun again = run("namespaces", "create", "billing", "-c", endpoint);
         assertThat(again.exitCode()).isEqualTo(1);
         assertThat(again.err()).contains("already exists");
 
-        Run bad = run("namespaces", "create", "not ok", "-c", endpoint);
+        CliRun bad = run("namespaces", "create", "not ok", "-c", endpoint);
         assertThat(bad.exitCode()).isNotZero();
         assertThat(bad.err()).contains("namespace name");
 
@@ -81,21 +70,21 @@ class CoordinatedCommandsTest {
         assertThat(namespaces.get(0).get("name").asText()).isEqualTo("billing");
         assertThat(namespaces.get(0).get("ownerNodeId").asText()).isEqualTo("node-x");
 
-        Run nodes = run("nodes", "list", "-c", endpoint);
+        CliRun nodes = run("nodes", "list", "-c", endpoint);
         assertThat(nodes.out()).contains("node-x").contains("up").contains("256").contains("0-255");
 
-        Run leases = run("leases", "list", "-c", endpoint);
+        CliRun leases = run("leases", "list", "-c", endpoint);
         assertThat(leases.out()).contains("inbox@node-x").contains("ACTIVE").doesNotContain("_nodes");
         assertThat(run("leases", "get", "inbox@node-x", "-o", "json", "-c", endpoint).out())
                 .contains("\"runnerId\" : \"host\"");
         assertThat(run("leases", "get", "nothing@here", "-c", endpoint).exitCode()).isEqualTo(1);
 
-        Run routes = run("routes", "list", "-c", endpoint);
+        CliRun routes = run("routes", "list", "-c", endpoint);
         assertThat(routes.out()).contains("revision").contains("inbox@node-x").contains(node.address());
-        Run watch = run("routes", "watch", "--for-ms", "200", "-c", endpoint);
+        CliRun watch = run("routes", "watch", "--for-ms", "200", "-c", endpoint);
         assertThat(watch.out()).contains("inbox@node-x");
 
-        Run status = run("cluster", "status", "-c", endpoint);
+        CliRun status = run("cluster", "status", "-c", endpoint);
         assertThat(status.exitCode()).isZero();
         assertThat(status.out()).containsPattern("n1\\s+\\S+\\s+LEADER\\s+n1");
     }
@@ -103,17 +92,17 @@ class CoordinatedCommandsTest {
     @Test
     @DisplayName("a --wait-ms that runs out before what it waits for exits non-zero, so a script does not go on")
     void waitThatTimesOutFails() {
-        Run noRoute = run("routes", "list", "--mailbox", "never@node-x", "--wait-ms", "300", "-c", endpoint);
+        CliRun noRoute = run("routes", "list", "--mailbox", "never@node-x", "--wait-ms", "300", "-c", endpoint);
         assertThat(noRoute.exitCode()).as(noRoute.out()).isEqualTo(1);
         assertThat(noRoute.err()).contains("never@node-x");
 
         client.leases().acquire("waited@node-x", new LeaseHolder("w", "node-x", node.address()));
-        Run routed = run("routes", "list", "--mailbox", "waited@node-x", "--wait-ms", "5000", "-c", endpoint);
+        CliRun routed = run("routes", "list", "--mailbox", "waited@node-x", "--wait-ms", "5000", "-c", endpoint);
         assertThat(routed.exitCode()).as(routed.err()).isZero();
         assertThat(routed.out()).contains("waited@node-x");
 
         // one of the two endpoints never answers: the wait for every endpoint runs out
-        Run partial = run("cluster", "status", "--wait-ms", "300", "-c", endpoint + ",127.0.0.1:1",
+        CliRun partial = run("cluster", "status", "--wait-ms", "300", "-c", endpoint + ",127.0.0.1:1",
                 "--timeout-ms", "1000");
         assertThat(partial.out()).contains("UNREACHABLE").containsPattern("n1\\s+\\S+\\s+LEADER");
         assertThat(partial.exitCode()).isEqualTo(1);
@@ -134,13 +123,13 @@ class CoordinatedCommandsTest {
         String uri = "node://" + node.address() + "/inbox@node-x";
         assertThat(run("send", uri, "hello", "world").exitCode()).isZero();
         assertThat(run("count", uri).out()).contains("2");
-        Run got = run("receive", uri, "-n", "1", "-o", "json");
+        CliRun got = run("receive", uri, "-n", "1", "-o", "json");
         assertThat(got.out()).contains("\"body\" : \"hello\"");
         assertThat(run("count", uri).out()).contains("1");
         assertThat(run("purge", uri).out()).contains("1");
         assertThat(run("count", uri, "-o", "json").out()).contains("\"count\" : 0");
 
-        Run unknown = run("count", "nope://x");
+        CliRun unknown = run("count", "nope://x");
         assertThat(unknown.exitCode()).isEqualTo(2);
         assertThat(unknown.err()).contains("unknown mailbox URI scheme");
     }
@@ -148,7 +137,7 @@ class CoordinatedCommandsTest {
     @Test
     @DisplayName("the demo shows requests through the non-owning node, a runner kill and the takeover")
     void demo() {
-        Run r = run("demo", "--requests", "2");
+        CliRun r = run("demo", "--requests", "2");
         assertThat(r.exitCode()).as(r.err()).isZero();
         assertThat(r.out())
                 .contains("[runner-1] acquired the lease of orders@node-a")
@@ -190,7 +179,7 @@ class CoordinatedCommandsTest {
         try {
             String target = "127.0.0.1:" + plane;
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            Run status = run("cluster", "status", "-c", target, "--timeout-ms", "1000");
+            CliRun status = run("cluster", "status", "-c", target, "--timeout-ms", "1000");
             // the role can read LEADER a moment before the node names itself as the leader
             while (!status.out().matches("(?s).*s1\\s+\\S+\\s+LEADER\\s+s1\\s.*") && System.nanoTime() < until) {
                 Thread.sleep(200); // the child JVM starts and elects itself; nothing to wait on but polling
@@ -223,35 +212,35 @@ class CoordinatedCommandsTest {
     void badRaftSettings() throws Exception {
         java.nio.file.Path dir = Files.createTempDirectory("cli-bad");
         String data = dir.resolve("data").toString();
-        Run low = run("coordinator", "start", "--data-dir", data, "--election-timeout-min-ms", "20");
+        CliRun low = run("coordinator", "start", "--data-dir", data, "--election-timeout-min-ms", "20");
         assertThat(low.exitCode()).isEqualTo(2);
         assertThat(low.err()).contains("--election-timeout-min-ms").contains("at least 50 ms, was 20 ms");
-        Run inverted = run("coordinator", "start", "--data-dir", data, "--election-timeout-min-ms", "300",
+        CliRun inverted = run("coordinator", "start", "--data-dir", data, "--election-timeout-min-ms", "300",
                 "--election-timeout-max-ms", "200");
         assertThat(inverted.exitCode()).isEqualTo(2);
         assertThat(inverted.err()).contains("more than the shortest (300 ms), was 200 ms");
-        Run op = run("coordinator", "start", "--data-dir", data, "--read-consistency", "get-leases=stale");
+        CliRun op = run("coordinator", "start", "--data-dir", data, "--read-consistency", "get-leases=stale");
         assertThat(op.exitCode()).isEqualTo(2);
         assertThat(op.err()).contains("unknown read operation 'get-leases'").contains("list-routes");
-        Run level = run("coordinator", "start", "--data-dir", data, "--read-consistency", "get-lease=fresh");
+        CliRun level = run("coordinator", "start", "--data-dir", data, "--read-consistency", "get-lease=fresh");
         assertThat(level.exitCode()).isEqualTo(2);
         assertThat(level.err()).contains("stale, leader-lease or linearizable, was 'fresh'");
         java.nio.file.Path config = dir.resolve("c.properties");
         Files.writeString(config, "pre-vote=maybe\n");
-        Run preVote = run("coordinator", "start", "--data-dir", data, "--config", config.toString());
+        CliRun preVote = run("coordinator", "start", "--data-dir", data, "--config", config.toString());
         assertThat(preVote.exitCode()).isEqualTo(2);
         assertThat(preVote.err()).contains("pre-vote").contains("true or false, was 'maybe'");
         Files.writeString(config, "snapshot-every=often\n");
-        Run every = run("coordinator", "start", "--data-dir", data, "--config", config.toString());
+        CliRun every = run("coordinator", "start", "--data-dir", data, "--config", config.toString());
         assertThat(every.exitCode()).isEqualTo(2);
         assertThat(every.err()).contains("key snapshot-every").contains("whole number, was 'often'");
-        Run segment = run("coordinator", "start", "--data-dir", data, "--log-segment-bytes", "100");
+        CliRun segment = run("coordinator", "start", "--data-dir", data, "--log-segment-bytes", "100");
         assertThat(segment.exitCode()).isEqualTo(2);
         assertThat(segment.err()).contains("--log-segment-bytes").contains("at least 4096 bytes, was 100");
-        Run warmUp = run("coordinator", "start", "--data-dir", data, "--warm-up", "yes");
+        CliRun warmUp = run("coordinator", "start", "--data-dir", data, "--warm-up", "yes");
         assertThat(warmUp.exitCode()).isEqualTo(2);
         assertThat(warmUp.err()).contains("--warm-up (key warm-up)").contains("true or false, was 'yes'");
-        Run ratio = run("coordinator", "start", "--data-dir", data, "--leader-lease-ratio", "2");
+        CliRun ratio = run("coordinator", "start", "--data-dir", data, "--leader-lease-ratio", "2");
         assertThat(ratio.exitCode()).isEqualTo(2);
         assertThat(ratio.err()).contains("more than 0 and at most 1, was 2.0");
         assertThat(Files.exists(dir.resolve("data"))).as("nothing is created for a refused start").isFalse();

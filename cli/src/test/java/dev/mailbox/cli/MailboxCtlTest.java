@@ -2,32 +2,20 @@ package dev.mailbox.cli;
 
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 class MailboxCtlTest {
 
-    private record Run(int exitCode, String out, String err) {
-    }
-
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CommandLine cli = MailboxCtl.commandLine();
-        cli.setOut(new PrintWriter(out, true));
-        cli.setErr(new PrintWriter(err, true));
-        int code = cli.execute(args);
-        return new Run(code, out.toString(), err.toString());
+    private static CliRun run(String... args) {
+        return CliRun.of(args);
     }
 
     @Test
     @DisplayName("tour walks through send, redelivery, a stale handle, ack and dead-lettering")
     void tour() {
-        Run r = run("tour", "--visibility-ms", "200");
+        CliRun r = run("tour", "--visibility-ms", "200");
 
         assertThat(r.exitCode()).as(r.err()).isZero();
         assertThat(r.out())
@@ -51,7 +39,7 @@ class MailboxCtlTest {
     @Test
     @DisplayName("tour refuses an out-of-range option with a message naming it")
     void tourBadOption() {
-        Run r = run("tour", "--visibility-ms", "0");
+        CliRun r = run("tour", "--visibility-ms", "0");
 
         assertThat(r.exitCode()).isEqualTo(2);
         assertThat(r.err()).contains("--visibility-ms must be between 1 and 60000");
@@ -60,7 +48,7 @@ class MailboxCtlTest {
     @Test
     @DisplayName("without a subcommand it prints usage listing demo")
     void usage() {
-        Run r = run();
+        CliRun r = run();
 
         assertThat(r.exitCode()).isZero();
         assertThat(r.out()).contains("mailboxctl").contains("demo").contains("tour").contains("coordinator")
@@ -70,11 +58,11 @@ class MailboxCtlTest {
     @Test
     @DisplayName("a file that does not exist is named as missing, not printed bare")
     void missingFile() {
-        Run config = run("coordinator", "start", "--config", "/nonexistent/mailbox.properties");
+        CliRun config = run("coordinator", "start", "--config", "/nonexistent/mailbox.properties");
         assertThat(config.exitCode()).isNotZero();
         assertThat(config.err()).contains("/nonexistent/mailbox.properties").containsIgnoringCase("no such file");
 
-        Run backup = run("cluster", "import", "/nonexistent/backup.snap", "-c", "127.0.0.1:1");
+        CliRun backup = run("cluster", "import", "/nonexistent/backup.snap", "-c", "127.0.0.1:1");
         assertThat(backup.exitCode()).isNotZero();
         assertThat(backup.err()).contains("/nonexistent/backup.snap").containsIgnoringCase("no such file");
     }
@@ -82,7 +70,7 @@ class MailboxCtlTest {
     @Test
     @DisplayName("routes watch refuses a negative --for-ms instead of watching forever")
     void negativeWatchDuration() {
-        Run r = run("routes", "watch", "--for-ms", "-5", "-c", "127.0.0.1:1", "--timeout-ms", "200");
+        CliRun r = run("routes", "watch", "--for-ms", "-5", "-c", "127.0.0.1:1", "--timeout-ms", "200");
         assertThat(r.exitCode()).isEqualTo(2);
         assertThat(r.err()).contains("--for-ms").contains("-5");
     }
@@ -90,7 +78,7 @@ class MailboxCtlTest {
     @Test
     @DisplayName("call without a BODY is a usage error naming it, not a NullPointerException")
     void callWithoutBody() {
-        Run r = run("call", "node://127.0.0.1:1/orders");
+        CliRun r = run("call", "node://127.0.0.1:1/orders");
         assertThat(r.exitCode()).isEqualTo(2);
         assertThat(r.err()).contains("BODY").doesNotContain("NullPointer").doesNotContain("null");
     }
@@ -100,7 +88,7 @@ class MailboxCtlTest {
     void badIdleCloseKey(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
         java.nio.file.Path config = dir.resolve("node.properties");
         java.nio.file.Files.writeString(config, "idle-close-ms=5m\n");
-        Run r = run("node", "start", "--config", config.toString(), "-c", "127.0.0.1:1");
+        CliRun r = run("node", "start", "--config", config.toString(), "-c", "127.0.0.1:1");
         assertThat(r.exitCode()).isEqualTo(2);
         assertThat(r.err()).contains("idle-close-ms").contains("'5m'");
     }

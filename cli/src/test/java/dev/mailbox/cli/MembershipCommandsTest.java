@@ -3,8 +3,6 @@ package dev.mailbox.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.mailbox.coordination.server.TestingCluster;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
@@ -15,17 +13,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class MembershipCommandsTest {
 
-    private record Run(int exitCode, String out, String err) {
-    }
-
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        var cli = MailboxCtl.commandLine();
-        cli.setOut(new PrintWriter(out, true));
-        cli.setErr(new PrintWriter(err, true));
-        int code = cli.execute(args);
-        return new Run(code, out.toString(), err.toString());
+    private static CliRun run(String... args) {
+        return CliRun.of(args);
     }
 
     @Test
@@ -36,23 +25,23 @@ class MembershipCommandsTest {
             String endpoint = cluster.endpoint("n1") + "," + cluster.endpoint("n2");
             assertThat(run("namespaces", "create", "kept", "-c", endpoint).exitCode()).isZero();
 
-            Run removed = run("cluster", "remove-member", "n3", "-c", endpoint);
+            CliRun removed = run("cluster", "remove-member", "n3", "-c", endpoint);
             assertThat(removed.exitCode()).as(removed.err()).isZero();
             assertThat(removed.out()).contains("n1").contains("n2").doesNotContain("n3");
             cluster.kill("n3");
             cluster.wipe("n3");
             cluster.start("n3");
 
-            Run malformed = run("cluster", "add-member", "n3", "-c", endpoint);
+            CliRun malformed = run("cluster", "add-member", "n3", "-c", endpoint);
             assertThat(malformed.exitCode()).isNotZero();
             assertThat(malformed.err()).contains("expected ID=HOST:PORT");
 
-            Run added = run("cluster", "add-member", "n3=" + cluster.raftAddress("n3"), "-c", endpoint);
+            CliRun added = run("cluster", "add-member", "n3=" + cluster.raftAddress("n3"), "-c", endpoint);
             assertThat(added.exitCode()).as(added.err()).isZero();
             assertThat(added.out()).contains("n3").contains(cluster.raftAddress("n3"));
             cluster.awaitIdenticalState(Duration.ofSeconds(30)); // n3 copied the state, "kept" included
 
-            Run status = run("cluster", "status", "-c", cluster.endpoint("n3"));
+            CliRun status = run("cluster", "status", "-c", cluster.endpoint("n3"));
             assertThat(status.exitCode()).as(status.err()).isZero();
             assertThat(status.out()).contains("n3").contains("FOLLOWER");
         }
@@ -65,16 +54,16 @@ class MembershipCommandsTest {
         try (TestingCluster old = TestingCluster.start(1)) {
             old.awaitLeader(Duration.ofSeconds(30));
             assertThat(run("namespaces", "create", "kept", "-c", old.endpoint("n1")).exitCode()).isZero();
-            Run exported = run("cluster", "export", backup.toString(), "-c", old.endpoint("n1"));
+            CliRun exported = run("cluster", "export", backup.toString(), "-c", old.endpoint("n1"));
             assertThat(exported.exitCode()).as(exported.err()).isZero();
             assertThat(exported.out()).startsWith("exported ").contains(backup.toString());
-            Run refused = run("cluster", "import", backup.toString(), "-c", old.endpoint("n1"));
+            CliRun refused = run("cluster", "import", backup.toString(), "-c", old.endpoint("n1"));
             assertThat(refused.exitCode()).isNotZero();
             assertThat(refused.err()).contains("already holds state");
         }
         try (TestingCluster fresh = TestingCluster.start(1)) {
             fresh.awaitLeader(Duration.ofSeconds(30));
-            Run imported = run("cluster", "import", backup.toString(), "-c", fresh.endpoint("n1"));
+            CliRun imported = run("cluster", "import", backup.toString(), "-c", fresh.endpoint("n1"));
             assertThat(imported.exitCode()).as(imported.err()).isZero();
             assertThat(imported.out()).contains("1 namespace(s), 0 lease(s), 0 node(s)");
             assertThat(run("namespaces", "list", "-c", fresh.endpoint("n1")).out()).contains("kept");
@@ -84,7 +73,7 @@ class MembershipCommandsTest {
     @Test
     @DisplayName("coordinator start refuses an unknown --initial-cluster-state")
     void badClusterState() {
-        Run bad = run("coordinator", "start", "--id", "n1", "--initial-cluster-state", "maybe");
+        CliRun bad = run("coordinator", "start", "--id", "n1", "--initial-cluster-state", "maybe");
         assertThat(bad.exitCode()).isNotZero();
         assertThat(bad.err()).contains("--initial-cluster-state must be new or existing, was 'maybe'");
     }

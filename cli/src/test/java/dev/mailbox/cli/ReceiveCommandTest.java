@@ -4,17 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.Mailbox;
-import dev.mailbox.api.MailboxCapabilities;
 import dev.mailbox.api.MailboxUnavailableException;
-import dev.mailbox.api.Message;
-import dev.mailbox.api.ReceiveOptions;
-import dev.mailbox.api.SendOptions;
 import dev.mailbox.coordination.server.MailboxNode;
 import dev.mailbox.inmemory.InMemoryMailbox;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.time.Duration;
-import java.util.List;
+import dev.mailbox.testkit.ForwardingMailbox;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.DisplayName;
@@ -25,17 +18,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class ReceiveCommandTest {
 
-    private record Run(int exitCode, String out, String err) {
-    }
-
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        var cli = MailboxCtl.commandLine();
-        cli.setOut(new PrintWriter(out, true));
-        cli.setErr(new PrintWriter(err, true));
-        int code = cli.execute(args);
-        return new Run(code, out.toString(), err.toString());
+    private static CliRun run(String... args) {
+        return CliRun.of(args);
     }
 
     @Test
@@ -43,7 +27,7 @@ class ReceiveCommandTest {
     void acknowledgedMessagesArePrinted() {
         InMemoryMailbox<byte[]> inner = InMemoryMailbox.builder("flaky", Codec.bytes()).build();
         AtomicInteger acks = new AtomicInteger();
-        Mailbox<byte[]> flaky = new Delegating(inner) {
+        Mailbox<byte[]> flaky = new ForwardingMailbox<>(inner) {
             @Override
             public void acknowledge(String receiptHandle) {
                 if (acks.incrementAndGet() == 2) { // the backend goes away after the first
@@ -51,13 +35,18 @@ class ReceiveCommandTest {
                 }
                 super.acknowledge(receiptHandle);
             }
+
+            @Override
+            public Mailbox<byte[]> fenced(long epoch) {
+                throw new UnsupportedOperationException("not fenced in this test");
+            }
         };
         try (MailboxNode node = MailboxNode.builder("node-r").start()) {
             node.host("flaky", flaky);
             String uri = "node://" + node.address() + "/flaky";
             assertThat(run("send", uri, "first", "second").exitCode()).isZero();
 
-            Run got = run("receive", uri, "-n", "2", "--wait-ms", "1000");
+            CliRun got = run("receive", uri, "-n", "2", "--wait-ms", "1000");
 
             assertThat(inner.approximateCount()).as("the first was acknowledged: deleted").isEqualTo(1);
             assertThat(got.exitCode()).as("an acknowledgement failed").isNotZero();
@@ -77,81 +66,12 @@ class ReceiveCommandTest {
             node.host("bin", bin);
             String uri = "node://" + node.address() + "/bin";
 
-            Run json = run("receive", uri, "-n", "2", "--wait-ms", "1000", "-o", "json");
+            CliRun json = run("receive", uri, "-n", "2", "--wait-ms", "1000", "-o", "json");
 
             assertThat(json.exitCode()).as(json.err()).isZero();
             assertThat(json.out()).contains("\"bodyBase64\" : \"" + java.util.Base64.getEncoder().encodeToString(body)
                     + "\"").contains("\"body\" : \"plain text\"").doesNotContain("\uFFFD");
             assertThat(bin.approximateCount()).isZero();
-        }
-    }
-
-    /** A mailbox that passes every call to another. */
-    private static class Delegating implements Mailbox<byte[]> {
-        private final Mailbox<byte[]> m;
-
-        Delegating(Mailbox<byte[]> m) {
-            this.m = m;
-        }
-
-        @Override
-        public String name() {
-            return m.name();
-        }
-
-        @Override
-        public String send(byte[] body, SendOptions options) {
-            return m.send(body, options);
-        }
-
-        @Override
-        public List<String> sendBatch(List<? extends byte[]> bodies, SendOptions options) {
-            return m.sendBatch(bodies, options);
-        }
-
-        @Override
-        public List<Message<byte[]>> receive(ReceiveOptions options) {
-            return m.receive(options);
-        }
-
-        @Override
-        public void acknowledge(String receiptHandle) {
-            m.acknowledge(receiptHandle);
-        }
-
-        @Override
-        public void nack(String receiptHandle, Duration visibilityTimeout) {
-            m.nack(receiptHandle, visibilityTimeout);
-        }
-
-        @Override
-        public void extendVisibility(String receiptHandle, Duration timeout) {
-            m.extendVisibility(receiptHandle, timeout);
-        }
-
-        @Override
-        public Mailbox<byte[]> fenced(long epoch) {
-            return m.fenced(epoch);
-        }
-
-        @Override
-        public long purge() {
-            return m.purge();
-        }
-
-        @Override
-        public long approximateCount() {
-            return m.approximateCount();
-        }
-
-        @Override
-        public MailboxCapabilities capabilities() {
-            return m.capabilities();
-        }
-
-        @Override
-        public void close() {
-            m.close();
         }
     }
 }

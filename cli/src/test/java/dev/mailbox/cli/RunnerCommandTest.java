@@ -3,8 +3,6 @@ package dev.mailbox.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -12,17 +10,8 @@ import org.junit.jupiter.api.Test;
 /** {@code mailboxctl runner}: options that would fail every request are refused before it starts. */
 class RunnerCommandTest {
 
-    private record Run(int exitCode, String out, String err) {
-    }
-
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        var cli = MailboxCtl.commandLine();
-        cli.setOut(new PrintWriter(out, true));
-        cli.setErr(new PrintWriter(err, true));
-        int code = cli.execute(args);
-        return new Run(code, out.toString(), err.toString());
+    private static CliRun run(String... args) {
+        return CliRun.of(args);
     }
 
     @Test
@@ -30,7 +19,7 @@ class RunnerCommandTest {
     void nonPositiveExecTimeout() {
         for (String timeout : new String[] {"-5", "0"}) {
             // a runner that starts waits for its lease until stopped: a bounded wait tells the two apart
-            Run r = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> run("runner", "--id", "r1", "--mailbox",
+            CliRun r = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> run("runner", "--id", "r1", "--mailbox",
                     "orders", "--node", "127.0.0.1:1", "--node-id", "node-a", "--exec", "cat", "--exec-timeout-ms",
                     timeout, "-c", "127.0.0.1:1"), "the runner started with --exec-timeout-ms " + timeout);
             assertThat(r.exitCode()).isEqualTo(2);

@@ -3,8 +3,6 @@ package dev.mailbox.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.mailbox.coordination.server.Access;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,17 +17,8 @@ class SecurityCommandTest {
     @TempDir
     Path dir;
 
-    private record Run(int exitCode, String out, String err) {
-    }
-
-    private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        var cli = MailboxCtl.commandLine();
-        cli.setOut(new PrintWriter(out, true));
-        cli.setErr(new PrintWriter(err, true));
-        int code = cli.execute(args);
-        return new Run(code, out.toString(), err.toString());
+    private static CliRun run(String... args) {
+        return CliRun.of(args);
     }
 
     @Test
@@ -40,7 +29,7 @@ class SecurityCommandTest {
         Files.writeString(tokens, ops, StandardCharsets.UTF_8); // written by hand or by a tool: no trailing newline
         Files.writeString(dir.resolve("access"), "ops admin *\napp client orders\n", StandardCharsets.UTF_8);
 
-        Run r = run("security", "token", "app", "--tokens", tokens.toString());
+        CliRun r = run("security", "token", "app", "--tokens", tokens.toString());
 
         assertThat(r.exitCode()).as(r.err()).isZero();
         List<String> lines = Files.readAllLines(tokens, StandardCharsets.UTF_8);
