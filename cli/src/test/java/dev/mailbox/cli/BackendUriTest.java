@@ -13,15 +13,11 @@ import org.junit.jupiter.api.Test;
 /** The mailbox commands against real Redis and a real SQS-compatible server, by URI. */
 class BackendUriTest {
 
+    /** Runs mailboxctl, which must succeed; returns {stdout, stderr}. */
     private static String[] run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        var cli = MailboxCtl.commandLine();
-        cli.setOut(new PrintWriter(out, true));
-        cli.setErr(new PrintWriter(err, true));
-        int code = cli.execute(args);
-        assertThat(code).as("%s: %s", String.join(" ", args), err).isZero();
-        return new String[] {out.toString(), err.toString()};
+        CliRun r = CliRun.of(args);
+        assertThat(r.exitCode()).as("%s: %s", String.join(" ", args), r.err()).isZero();
+        return new String[] {r.out(), r.err()};
     }
 
     private static void roundTrip(String uri) {
