@@ -63,6 +63,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -99,10 +103,10 @@ import java.util.function.Supplier;
  *   <li>No capacity: the builder refuses one.</li>
  *   <li>A receive waits at most 20 s per SQS call; longer waits loop. {@link #close()} therefore
  *       wakes a waiting receive when its current call ends, within 20 s.</li>
- *   <li>An interrupt does not cut a long poll short: the SDK's blocking HTTP read does not see it, so a
- *       receive throws only when its current call ends, and if SQS handed out messages in that call the SDK
- *       drops the response, so they come back only after their visibility timeout with one more receive
- *       counted. Where a receiving thread must be stopped promptly, receive with short waits.</li>
+ *   <li>A receive that waits runs each SQS call on a thread of its own, so an interrupt ends it at once (it
+ *       throws {@link MailboxUnavailableException}, not retryable, with the interrupt kept). The SQS call goes
+ *       on to its end; messages it hands out are made visible again as soon as it answers, each with one more
+ *       receive counted.</li>
  *   <li>SQS stores a batch entry by entry: if some entries of a {@code sendBatch} fail, the others
  *       are stored and the call throws {@link MailboxUnavailableException} saying how many.</li>
  *   <li><b>Fencing is per object</b> ({@code atomicFencing() == false}): see {@link #fenced(long)}.</li>
@@ -191,6 +195,15 @@ public final class SqsMailbox<T> implements Mailbox<T> {
      * counts from when its request left instead, which is never late.
      */
     private static final long HANDOUT_ALLOWANCE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    /** Where long polls run (see {@link #longPoll}): daemon threads, made as needed, gone after a minute idle. */
+    /** The name of a thread running a long poll, followed by the mailbox's name while it polls. */
+    static final String LONG_POLL_THREAD = "mailbox-sqs-long-poll-";
+    private static final ExecutorService LONG_POLLS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "mailbox-sqs-long-poll");
+        t.setDaemon(true);
+        return t;
+    });
 
     private final String name;
     private final Codec<T> codec;
@@ -402,11 +415,12 @@ public final class SqsMailbox<T> implements Mailbox<T> {
             long remaining = deadline - requestStart;
             int wait = remaining <= 0 ? 0 : (int) Math.min(MAX_WAIT_PER_CALL_SECONDS,
                     (TimeUnit.NANOSECONDS.toMillis(remaining) + 999) / 1000);
-            ReceiveMessageResponse response = call("receive", () -> sqs.receiveMessage(r -> r.queueUrl(queueUrl)
-                    .maxNumberOfMessages(options.maxMessages()).visibilityTimeout(visibility).waitTimeSeconds(wait)
-                    .messageAttributeNames("All")
+            Supplier<ReceiveMessageResponse> request = () -> call("receive", () -> sqs.receiveMessage(r -> r
+                    .queueUrl(queueUrl).maxNumberOfMessages(options.maxMessages()).visibilityTimeout(visibility)
+                    .waitTimeSeconds(wait).messageAttributeNames("All")
                     .messageSystemAttributeNames(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT,
                             MessageSystemAttributeName.SENT_TIMESTAMP)));
+            ReceiveMessageResponse response = wait == 0 ? request.get() : longPoll(request);
             if (response.hasMessages() && !response.messages().isEmpty()) {
                 if (closed) {
                     // closed while the call waited: the caller gets an empty list, as close() promises, and
@@ -432,6 +446,41 @@ public final class SqsMailbox<T> implements Mailbox<T> {
             if (closed || deadline - System.nanoTime() <= 0) {
                 return List.of();
             }
+        }
+    }
+
+    /**
+     * Runs a long poll on a thread of its own and waits for it interruptibly: the SDK's blocking HTTP read does
+     * not see an interrupt, and an interrupt it sees afterwards makes it drop a response that may hold messages.
+     * An interrupted receive returns at once; the poll goes on without it, and whatever it hands out is made
+     * visible again as soon as it answers, so no message waits out a visibility timeout for a caller that left.
+     */
+    private ReceiveMessageResponse longPoll(Supplier<ReceiveMessageResponse> request) {
+        CompletableFuture<ReceiveMessageResponse> poll = CompletableFuture.supplyAsync(() -> {
+            Thread self = Thread.currentThread();
+            self.setName(LONG_POLL_THREAD + name); // whose poll it is, for a thread dump
+            try {
+                return request.get();
+            } finally {
+                self.setName(LONG_POLL_THREAD.substring(0, LONG_POLL_THREAD.length() - 1));
+            }
+        }, LONG_POLLS);
+        try {
+            return poll.get();
+        } catch (InterruptedException e) {
+            poll.thenAccept(late -> {
+                if (late.hasMessages() && !late.messages().isEmpty()) {
+                    handBack(late.messages());
+                }
+            });
+            Thread.currentThread().interrupt();
+            throw new MailboxUnavailableException("receive on mailbox '" + name + "' was interrupted", false, e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new MailboxUnavailableException("receive on mailbox '" + name + "' failed: " + e.getCause(),
+                    true, e.getCause());
         }
     }
 

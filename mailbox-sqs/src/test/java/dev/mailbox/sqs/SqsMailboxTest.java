@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.MailboxException;
+import dev.mailbox.api.MailboxUnavailableException;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.MessageTooLargeException;
 import dev.mailbox.api.ReceiptHandleExpiredException;
@@ -130,6 +131,60 @@ class SqsMailboxTest {
             } finally {
                 m.close();
                 other.close();
+                intercepted.client().deleteQueue(r -> r.queueUrl(m.queueUrl()));
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("an interrupt ends a long-polling receive at once, and what its poll gets afterwards is visible again at once")
+    void interruptedLongPoll() throws Exception {
+        try (InterceptedClient intercepted = new InterceptedClient()) {
+            SqsMailbox<String> m = SqsMailbox.builder("interrupted-" + UUID.randomUUID().toString().substring(0, 8),
+                    Codec.utf8()).client(intercepted.client()).createIfMissing(true).build();
+            try {
+                java.util.concurrent.CountDownLatch polling = new java.util.concurrent.CountDownLatch(1);
+                intercepted.beforeSending(r -> {
+                    if (r instanceof ReceiveMessageRequest) {
+                        polling.countDown();
+                    }
+                });
+                java.util.concurrent.CompletableFuture<Throwable> outcome = new java.util.concurrent.CompletableFuture<>();
+                Thread receiver = new Thread(() -> {
+                    try {
+                        m.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(10))
+                                .withVisibilityTimeout(Duration.ofMinutes(5)));
+                        outcome.complete(null);
+                    } catch (Throwable e) {
+                        outcome.complete(Thread.currentThread().isInterrupted() ? e : new AssertionError(
+                                "the interrupt was not kept", e));
+                    }
+                });
+                receiver.start();
+                assertThat(polling.await(5, java.util.concurrent.TimeUnit.SECONDS)).as("the long poll was sent").isTrue();
+                java.util.concurrent.CountDownLatch handedBack = new java.util.concurrent.CountDownLatch(1);
+                intercepted.beforeSending(r -> {
+                    if (r instanceof software.amazon.awssdk.services.sqs.model.ChangeMessageVisibilityBatchRequest) {
+                        handedBack.countDown();
+                    }
+                });
+                long interruptedAt = System.nanoTime();
+                receiver.interrupt();
+
+                assertThat(outcome.get(5, java.util.concurrent.TimeUnit.SECONDS)).as("the receive threw")
+                        .isInstanceOf(MailboxUnavailableException.class).hasMessageContaining("interrupted");
+                assertThat(Duration.ofNanos(System.nanoTime() - interruptedAt)).as("long before the 10 s wait ended")
+                        .isLessThan(Duration.ofSeconds(5));
+                m.send("sent after the interrupt"); // the poll still under way takes it
+                assertThat(handedBack.await(10, java.util.concurrent.TimeUnit.SECONDS)).as("the poll handed it back")
+                        .isTrue();
+
+                List<Message<String>> again = m.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(2)));
+                assertThat(again).as("visible again at once, not hidden for 5 minutes").extracting(Message::body)
+                        .containsExactly("sent after the interrupt");
+                assertThat(again.get(0).deliveryCount()).as("the poll that took it counted").isEqualTo(2);
+            } finally {
+                m.close();
                 intercepted.client().deleteQueue(r -> r.queueUrl(m.queueUrl()));
             }
         }

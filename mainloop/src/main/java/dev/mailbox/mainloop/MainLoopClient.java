@@ -521,8 +521,8 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
 
     /**
      * Stops receiving, fails pending calls with {@link MailboxClosedException}, cleans up and closes
-     * the response mailbox. Waits for the client's thread up to the receive wait time plus 5 s (an SQS
-     * long poll in progress cannot be cut short); a caller of {@link #callAndWait} that is receiving at
+     * the response mailbox. Waits for the client's thread up to the receive wait time plus 5 s (for a
+     * backend whose receive does not end on an interrupt); a caller of {@link #callAndWait} that is receiving at
      * the time is not waited for: its receive ends within the receive wait, and it then throws
      * {@link MailboxClosedException}. Idempotent.
      */
