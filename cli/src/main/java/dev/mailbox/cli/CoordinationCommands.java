@@ -227,6 +227,7 @@ final class CoordinationCommands {
             if (access != null) {
                 b.access(access);
             }
+            boolean fresh = !Files.exists(dir);
             Files.createDirectories(dir); // only once every setting has been read: a refused start creates nothing
             MetricsEndpoint endpoint = metricsAt == null ? null
                     : MetricsEndpoint.start(address(metricsAt, "--metrics"), security.httpsContext(p));
@@ -242,7 +243,23 @@ final class CoordinationCommands {
                 }
                 System.err.println("uncaught exception in " + thread.getName() + ": " + e);
             });
-            CoordinatorNode node = b.start();
+            CoordinatorNode node;
+            try {
+                node = b.start();
+            } catch (RuntimeException e) {
+                if (fresh) {
+                    // refused before it stored anything (its security checks, say): leave no empty data dir behind
+                    try {
+                        Files.deleteIfExists(dir);
+                    } catch (java.io.IOException notEmpty) {
+                        // it wrote something after all: keep it
+                    }
+                }
+                if (endpoint != null) {
+                    endpoint.close();
+                }
+                throw e;
+            }
             PrintWriter out = spec.commandLine().getOut();
             out.printf("coordinator %s of cluster '%s' (%d member(s)): raft %s, control plane %s%s, data %s%n", nodeId,
                     name, members.size(), listen == null ? self : self + " (bound at " + listen + ")",

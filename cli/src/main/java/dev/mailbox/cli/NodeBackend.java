@@ -139,9 +139,28 @@ final class NodeBackend implements MailboxBackend, AutoCloseable {
      *         ({@code redis://[USER]:PASSWORD@HOST}) is shown
      */
     static String redact(String uri) {
-        return uri.replaceAll("(secret-key=)[^&]*", "$1***")
-                .replaceFirst("^([A-Za-z][A-Za-z0-9+.-]*://)([^/@:]*):[^/@]*@", "$1$2:***@")
-                .replaceFirst("^([A-Za-z][A-Za-z0-9+.-]*://)[^/@:]+@", "$1***@");
+        // the key as the query parser will read it, percent-encoded or not
+        String s = uri.replaceAll("(?i)(secret(?:-|%2d)key=)[^&#]*", "$1***");
+        int authority = s.indexOf("://");
+        if (authority < 0 || s.indexOf('@', authority) < 0) {
+            return s; // no user information anywhere
+        }
+        try {
+            URI u = new URI(s);
+            if (u.getHost() != null) {
+                String info = u.getRawUserInfo();
+                if (info == null) {
+                    return s; // the '@' is in the path (a node-local id such as orders@node-a)
+                }
+                int colon = info.indexOf(':');
+                String shown = colon >= 0 ? info.substring(0, colon) + ":***" : "***";
+                return s.substring(0, authority + 3) + shown + s.substring(authority + 3 + info.length());
+            }
+        } catch (java.net.URISyntaxException e) {
+            // below
+        }
+        // an authority the parser cannot read (a password holding '@' or '/', say): show none of it
+        return s.substring(0, authority + 3) + "***";
     }
 
     @Override

@@ -27,7 +27,8 @@ final class NodeCommand {
             description = {"Start a mailbox node and serve until stopped (Ctrl-C or SIGTERM: it releases its "
                     + "registration and closes its mailboxes).",
                     "It registers with the coordinators, heartbeats, serves the mailboxes whose route names it "
-                            + "(opening them on its backend when a call arrives; idle ones are closed), and forwards "
+                            + "(opening them on its backend when a call arrives; idle ones are closed, except on the memory "
+                            + "backend, whose mailboxes hold their messages), and forwards "
                             + "calls for the others to their owners.",
                     "All settings may come from --config FILE (keys: id, listen, advertise, coordinator, backend, "
                             + "metrics, region, idle-close-ms, tls-cert, tls-key, tls-ca, tls-client-auth, tokens, "
@@ -58,8 +59,8 @@ final class NodeCommand {
         String metrics;
         @Option(names = "--region", description = "placement hint")
         String region;
-        @Option(names = "--idle-close-ms", description = "close a mailbox opened on the backend after this long "
-                + "without a call (default: 300000)")
+        @Option(names = "--idle-close-ms", description = "close a mailbox opened on a shared backend (Redis, "
+                + "SQS) after this long without a call (default: 300000); memory mailboxes stay open")
         Long idleCloseMillis;
         @Option(names = "--sqs-listen", description = "also serve the SQS HTTP API at HOST:PORT (see above)")
         String sqsListen;

@@ -59,6 +59,15 @@ class BackendUriTest {
             assertThat(redis.toString()).doesNotContain("hunter2").contains("127.0.0.1:6379");
             assertThat(sqs.toString()).doesNotContain("s3cret");
         }
+        assertThat(NodeBackend.redact("node://127.0.0.1:9000/orders@node-a")).as("an id with '@' is not a password")
+                .isEqualTo("node://127.0.0.1:9000/orders@node-a");
+        assertThat(NodeBackend.redact("redis-cluster://127.0.0.1:7000,127.0.0.1:7001"))
+                .isEqualTo("redis-cluster://127.0.0.1:7000,127.0.0.1:7001");
+        assertThat(NodeBackend.redact("redis://u:TOP@SECRET@h:1/x")).doesNotContain("TOP").doesNotContain("SECRET");
+        assertThat(NodeBackend.redact("redis://:TOP/SECRET@h:1/x")).doesNotContain("TOP").doesNotContain("SECRET");
+        assertThat(NodeBackend.redact("rediss://user:pw@h:1")).isEqualTo("rediss://user:***@h:1");
+        assertThat(NodeBackend.redact("sqs://q?secret%2Dkey=s3cret&region=r")).doesNotContain("s3cret")
+                .contains("region=r");
     }
 
     @Test
@@ -83,7 +92,8 @@ class BackendUriTest {
             assertThat(code).as(uri).isEqualTo(2);
             assertThat(err.toString()).as(uri).startsWith("mailboxctl: ").doesNotContain("TOPSECRET");
         }
-        for (String uri : new String[] {"nope://:TOPSECRET@x", "redis://:TOPSECRET@/0"}) {
+        for (String uri : new String[] {"nope://:TOPSECRET@x", "redis://:TOPSECRET@/0", "redis://u:TOP@SECRET@h:1/x",
+            "redis://:TOP/SECRET@h:1/x", "sqs://q?region=us-east-1&secret%2Dkey=TOPSECRET&bad=%"}) {
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> NodeBackend.parse(uri))
                     .isInstanceOf(IllegalArgumentException.class)
                     .satisfies(e -> assertThat(e.getMessage()).doesNotContain("TOPSECRET"));

@@ -85,5 +85,12 @@ class ServerSecurityTest {
         assertThat(code).isEqualTo(2);
         assertThat(err.toString()).contains("line 1");
         assertThat(Files.exists(data)).as("nothing is created for a refused start").isFalse();
+
+        // refused by the node itself: security required, none given
+        CliRun required = CliRun.of("coordinator", "start", "--data-dir", data.toString(), "--require-security",
+                "--control-plane", "0.0.0.0:0", "--warm-up", "false");
+        assertThat(required.exitCode()).as(required.err()).isNotZero();
+        assertThat(required.err()).contains("without TLS");
+        assertThat(Files.exists(data)).as("nor for one the node refuses").isFalse();
     }
 }
