@@ -283,8 +283,10 @@ public final class Guard implements ServerInterceptor {
             return verb + " leases in namespace '" + ns + "'";
         }
         Optional<Lease> lease = leases.apply(mailboxId);
-        if (lease.isPresent() && lease.get().leaseId() == leaseId && !owns(principal, lease.get().runnerId())) {
-            return verb + " lease " + leaseId + " of '" + mailboxId + "', held by runner '" + lease.get().runnerId() + "'";
+        if (lease.isPresent() && lease.get().leaseId() == leaseId) {
+            // a lease id names one runner's lease through its re-acquisitions: whose it is, this node can tell
+            return owns(principal, lease.get().runnerId()) ? null
+                    : verb + " lease " + leaseId + " of '" + mailboxId + "', held by runner '" + lease.get().runnerId() + "'";
         }
         // epochs only grow: a lease named with a later epoch than this node's (or of a mailbox it has no lease of)
         // may be one it has not applied yet, granted to anyone. The leader has applied every lease a caller can

@@ -36,8 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The Guard decides whose lease a renewal or release names from the answering coordinator's own applied
  * state. A follower that has not yet applied a grant (it lags the leader by a few entries) must not let
- * another principal release or renew that lease: it forwards the write to the leader, where the lease is
- * the other runner's.
+ * another principal release or renew that lease: it sends the call back UNAVAILABLE, so that the client
+ * retries where the lease is known (the leader), instead of forwarding it unchecked.
  */
 class GuardViewTest {
 
@@ -47,13 +47,16 @@ class GuardViewTest {
     /** What the answering coordinator has applied for the mailbox (a lagging follower: an older lease, or none). */
     private final AtomicReference<Optional<Lease>> local = new AtomicReference<>(Optional.empty());
     private final List<String> reached = new CopyOnWriteArrayList<>();
+    /** Whether the answering coordinator leads. */
+    private final java.util.concurrent.atomic.AtomicBoolean leads = new java.util.concurrent.atomic.AtomicBoolean();
     private Server server;
     private ManagedChannel channel;
+    private String r1Token;
     private String r2Token;
 
     @BeforeEach
     void start() throws Exception {
-        String r1Token = dev.mailbox.coordination.server.Access.newToken();
+        r1Token = dev.mailbox.coordination.server.Access.newToken();
         r2Token = dev.mailbox.coordination.server.Access.newToken();
         Path tokens = Files.writeString(dir.resolve("tokens"), AccessPolicy.tokenLine("r1", r1Token) + "\n"
                 + AccessPolicy.tokenLine("r2", r2Token) + "\n");
@@ -75,7 +78,7 @@ class GuardViewTest {
             }
         };
         server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-                .addService(ServerInterceptors.intercept(service, new Guard(policy, m -> local.get()),
+                .addService(ServerInterceptors.intercept(service, new Guard(policy, m -> local.get(), leads::get),
                         new Caller(policy)))
                 .build().start();
         channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext().build();
@@ -120,20 +123,32 @@ class GuardViewTest {
                         .setEpoch(3).build()),
                 () -> as(r2Token).renewLease(RenewLeaseRequest.newBuilder().setMailboxId("a@m1").setLeaseId(40)
                         .setEpoch(3).build()))) {
-            try {
-                call.run();
-            } catch (StatusRuntimeException e) {
-                assertThat(e.getStatus().getCode()).as(e.getStatus().toString()).isNotEqualTo(Status.Code.OK);
-            }
+            assertThatThrownBy(call::run).as("sent back to be retried where the lease is known")
+                    .isInstanceOfSatisfying(StatusRuntimeException.class,
+                            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
         }
         // ...or none at all
         local.set(Optional.empty());
-        try {
-            as(r2Token).releaseLease(ReleaseLeaseRequest.newBuilder().setMailboxId("a@m1").setLeaseId(40).setEpoch(3)
-                    .build());
-        } catch (StatusRuntimeException e) {
-            assertThat(e.getStatus().getCode()).isNotEqualTo(Status.Code.OK);
-        }
+        assertThatThrownBy(() -> as(r2Token).releaseLease(ReleaseLeaseRequest.newBuilder().setMailboxId("a@m1")
+                .setLeaseId(40).setEpoch(3).build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
         assertThat(reached).as("writes naming r1's lease that passed the Guard (and would reach the leader)").isEmpty();
+    }
+
+    @Test
+    @DisplayName("a lagging follower still passes on a renewal of the caller's own lease it knows by id, and the"
+            + " leader passes on what it does not know to the state machine, which refuses a wrong id or epoch")
+    void ownLeaseAndLeaderPassThrough() {
+        // r1 re-acquired its lease 40 at epoch 4; this follower has applied epoch 3 of it
+        local.set(Optional.of(lease(40, "r1", 3, LeaseState.ACTIVE)));
+        as(r1Token).renewLease(RenewLeaseRequest.newBuilder().setMailboxId("a@m1").setLeaseId(40).setEpoch(4).build());
+        assertThat(reached).containsExactly("renew 40");
+
+        leads.set(true);
+        local.set(Optional.empty());
+        as(r2Token).releaseLease(ReleaseLeaseRequest.newBuilder().setMailboxId("a@m1").setLeaseId(41).setEpoch(5)
+                .build());
+        assertThat(reached).containsExactly("renew 40", "release 41");
     }
 }
