@@ -272,7 +272,9 @@ final class Task<Req, Res> implements Runnable {
         }
         loop.metrics.outcome("duplicate");
         if (result != null) {
-            answer(request, result);
+            // what the first copy ended with, which may have replaced its result (one its reply-to refused)
+            MainLoopResult<Res> remembered = loop.completed.getIfPresent(request.requestId());
+            answer(request, remembered != null ? remembered : result);
         } else {
             // the first copy was retried or dead-lettered; this one goes back the same way
             MainLoop.nackQuietly(message, loop.retry.backoff(message.deliveryCount()));

@@ -549,6 +549,39 @@ class MainLoopTest {
     }
 
     @Test
+    @DisplayName("a duplicate that waited for a copy whose result was rejected answers with the error, and is not"
+            + " dead-lettered a second time")
+    void duplicateOfARejectedResult() throws Exception {
+        var requests = requests();
+        var replies = InMemoryMailbox.builder("small-replies-2", Shop.RESULTS).maxMessageBytes(500).build();
+        var dead = new CollectingMailbox<DeadLetter<Order>>("dead");
+        CountDownLatch release = new CountDownLatch(1);
+        MainLoop<Order, Quote> loop = MainLoop.builder(requests, (MainLoopRequest<Order> r) -> {
+            release.await();
+            return new Quote("x".repeat(2_000), 1, 1);
+        }).replyTo(name -> replies).deadLetters(dead).waitTime(Duration.ZERO).concurrency(2).build();
+        MainLoopRequest<Order> big = MainLoopRequest.of(new Order("x", 1)).withReplyTo("small-replies-2");
+        requests.send(big);
+        requests.send(big); // the same request again, as a client's retry would send it
+        CompletableFuture<Long> run = CompletableFuture.supplyAsync(() -> loop.run(1));
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (Thread.getAllStackTraces().values().stream().noneMatch(frames -> java.util.Arrays.stream(frames)
+                .anyMatch(f -> f.getMethodName().equals("answerAfter")))) {
+            assertThat(System.nanoTime() - until).as("the second copy waits for the first").isNegative();
+            Thread.sleep(10);
+        }
+        release.countDown();
+
+        assertThat(run.get(30, TimeUnit.SECONDS)).isEqualTo(2L);
+        assertThat(dead.bodies()).as("one dead letter for one request").hasSize(1);
+        assertThat(replies.receive(ReceiveOptions.defaults().withMaxMessages(10))).hasSize(2)
+                .allSatisfy(m -> assertThat(m.body().error()).isNotNull()
+                        .extracting(MainLoopError::type).isEqualTo(MainLoopError.RESULT_REJECTED));
+        assertThat(requests.approximateCount()).isZero();
+        loop.close();
+    }
+
+    @Test
     @DisplayName("without a dead-letter mailbox an undecodable request is put back with the longest backoff, not lost")
     void undecodableWithoutDeadLetters() {
         FaultInjectingMailbox<MainLoopRequest<Order>> requests = FaultInjectingMailbox.wrap(requests());
