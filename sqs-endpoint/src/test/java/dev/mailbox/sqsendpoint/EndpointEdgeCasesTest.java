@@ -136,8 +136,12 @@ class EndpointEdgeCasesTest {
             mallory.sendMessage(r -> r.queueUrl(source).messageBody("injected"));
             assertThat(mallory.receiveMessage(r -> r.queueUrl(source).visibilityTimeout(0).waitTimeSeconds(2))
                     .messages()).hasSize(1);
-            mallory.receiveMessage(r -> r.queueUrl(source).visibilityTimeout(0).waitTimeSeconds(1));
+            List<Message> second = mallory.receiveMessage(r -> r.queueUrl(source).visibilityTimeout(0)
+                    .waitTimeSeconds(2).messageSystemAttributeNames(MessageSystemAttributeName.ALL)).messages();
             assertThat(queues.mailbox("victim").approximateCount()).as("messages in the victim's queue").isZero();
+            assertThat(second).as("past maxReceiveCount, not moved: delivered instead").singleElement()
+                    .satisfies(m -> assertThat(m.attributes().get(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT))
+                            .isEqualTo("2"));
         } finally {
             guarded.close();
         }

@@ -145,7 +145,7 @@ class RemoteMailboxEdgeTest {
             long parked = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (!waitingInHostedReceive()) { // the receive waits on the node
                 assertThat(System.nanoTime() - parked).as("the receive reached the node").isNegative();
-                Thread.onSpinWait();
+                Thread.sleep(10);
             }
             remote.close();
             assertThat(waiting.get(5, TimeUnit.SECONDS)).as("closed while waiting: empty").isEmpty();
@@ -239,7 +239,7 @@ class RemoteMailboxEdgeTest {
             long parked = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (!waitingInHostedReceive()) { // the node's one waiting receive is taken
                 assertThat(System.nanoTime() - parked).as("the receive reached the node").isNegative();
-                Thread.onSpinWait();
+                Thread.sleep(10);
             }
             ManagedChannel toNode = NettyChannelBuilder.forTarget(node.address()).usePlaintext().build();
             try {
