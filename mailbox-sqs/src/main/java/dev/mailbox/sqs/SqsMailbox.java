@@ -199,8 +199,9 @@ public final class SqsMailbox<T> implements Mailbox<T> {
     /** Where long polls run (see {@link #longPoll}): daemon threads, made as needed, gone after a minute idle. */
     /** The name of a thread running a long poll, followed by the mailbox's name while it polls. */
     static final String LONG_POLL_THREAD = "mailbox-sqs-long-poll-";
+    private static final String IDLE_POLL_THREAD = "mailbox-sqs-long-poll";
     private static final ExecutorService LONG_POLLS = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "mailbox-sqs-long-poll");
+        Thread t = new Thread(r, IDLE_POLL_THREAD);
         t.setDaemon(true);
         return t;
     });
@@ -462,7 +463,7 @@ public final class SqsMailbox<T> implements Mailbox<T> {
             try {
                 return request.get();
             } finally {
-                self.setName(LONG_POLL_THREAD.substring(0, LONG_POLL_THREAD.length() - 1));
+                self.setName(IDLE_POLL_THREAD);
             }
         }, LONG_POLLS);
         try {

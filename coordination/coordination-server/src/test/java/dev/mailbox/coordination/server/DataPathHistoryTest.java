@@ -14,7 +14,6 @@ import dev.mailbox.coordination.Lease;
 import dev.mailbox.coordination.LeaseHolder;
 import dev.mailbox.coordination.LeasePolicy;
 import dev.mailbox.coordination.RemoteMailbox;
-import dev.mailbox.inmemory.InMemoryMailbox;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,17 +65,7 @@ class DataPathHistoryTest {
             for (String ns : List.of("d", "e", "f")) {
                 client.namespaces().setPolicy(ns, POLICY);
             }
-            MailboxBackend memory = new MailboxBackend() {
-                @Override
-                public Mailbox<byte[]> open(String mailboxId) {
-                    return InMemoryMailbox.builder(mailboxId, Codec.bytes()).build();
-                }
-
-                @Override
-                public boolean shared() {
-                    return false;
-                }
-            };
+            MailboxBackend memory = TestBackends.nodeLocalMemory();
             try (MailboxNode host = MailboxNode.builder("node-h").coordinator(client).backend(memory).start();
                  MailboxNode other = MailboxNode.builder("node-o").coordinator(client).start()) {
                 Map<String, RemoteMailbox<String>> through = new ConcurrentHashMap<>();

@@ -178,17 +178,7 @@ class RemoteMailboxEdgeTest {
     @DisplayName("a mailbox a node opened on a node-local (memory) backend keeps its messages past idleClose: "
             + "closing it would drop them, since opening it again starts an empty one")
     void idleCloseDoesNotDropANodeLocalMailbox() throws Exception {
-        MailboxBackend memory = new MailboxBackend() {
-            @Override
-            public Mailbox<byte[]> open(String mailboxId) {
-                return InMemoryMailbox.builder(mailboxId, Codec.bytes()).build();
-            }
-
-            @Override
-            public boolean shared() {
-                return false;
-            }
-        };
+        MailboxBackend memory = TestBackends.nodeLocalMemory();
         try (MailboxNode node = MailboxNode.builder("node-m").backend(memory)
                 .idleClose(java.time.Duration.ofMillis(200)).start();
              RemoteMailbox<String> remote = RemoteMailbox.builder("jobs@node-m", Codec.utf8()).node(node.address())
