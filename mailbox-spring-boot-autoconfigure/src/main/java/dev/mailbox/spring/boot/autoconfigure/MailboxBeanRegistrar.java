@@ -191,7 +191,7 @@ final class MailboxBeanRegistrar implements BeanDefinitionRegistryPostProcessor,
             d.kindFrom = e.describe();
             inferBody(d, e.payload(), e.describe());
             if (e.response() != null) {
-                if (d.response != null && !d.response.equals(e.response())) {
+                if (d.response != null && !same(d.response, e.response())) {
                     throw new IllegalStateException("mailbox '" + d.name + "': " + e.describe() + " returns "
                             + e.response() + " but " + d.responseFrom + " returns " + d.response);
                 }
@@ -241,12 +241,17 @@ final class MailboxBeanRegistrar implements BeanDefinitionRegistryPostProcessor,
     }
 
     private static void inferBody(Draft d, ResolvableType body, String from) {
-        if (d.body != null && !d.body.equals(body)) {
+        if (d.body != null && !same(d.body, body)) {
             throw new IllegalStateException("mailbox '" + d.name + "': " + from + " takes " + body + " but "
                     + d.bodyFrom + " takes " + d.body);
         }
         d.body = body;
         d.bodyFrom = from;
+    }
+
+    /** Whether two types are the same, wherever each was read from (a parameter, a type argument, a property). */
+    private static boolean same(ResolvableType a, ResolvableType b) {
+        return a.toString().equals(b.toString());
     }
 
     private static void explicitTypes(Draft d) {
