@@ -72,14 +72,23 @@ final class MailboxBeanRegistrar implements BeanDefinitionRegistryPostProcessor,
         MailboxProperties properties = Binder.get(env).bind("mailbox", MailboxProperties.class)
                 .orElseGet(MailboxProperties::new);
         MailboxDeclarations declarations = properties.isEnabled()
-                ? declare(properties, endpoints(beanFactory, env))
+                ? declare(properties, endpoints(beanFactory, env), beanFactory::containsBeanDefinition)
                 : new MailboxDeclarations(Map.of(), List.of(), properties);
         beanFactory.registerSingleton(MailboxDeclarations.BEAN_NAME, declarations);
         BeanDefinitionRegistry registry = (BeanDefinitionRegistry) beanFactory;
+        Set<String> deadLetters = new java.util.HashSet<>();
+        declarations.mailboxes().values().forEach(d -> {
+            if (d.deadLetter() != null) {
+                deadLetters.add(d.deadLetter());
+            }
+        });
         for (MailboxDeclaration d : declarations.mailboxes().values()) {
-            register(registry, d.beanName(), d.beanType(), Mailbox.class,
+            RootBeanDefinition definition = register(registry, d.beanName(), d.beanType(), Mailbox.class,
                     () -> beanFactory.getBean(MailboxFactory.BEAN_NAME, MailboxFactory.class).declared(d.name()),
                     false, "mailbox '" + d.name() + "'");
+            // a dead-letter mailbox has its source's type: only a qualifier (its name) injects it, so that
+            // Mailbox<Order> alone finds the source
+            definition.setDefaultCandidate(!deadLetters.contains(d.name()));
             if (d.kind() == Kind.REQUESTS) {
                 register(registry, d.clientBeanName(), d.clientType(), MainLoopClient.class,
                         () -> beanFactory.getBean(MailboxFactory.BEAN_NAME, MailboxFactory.class).client(d.name()),
@@ -88,9 +97,10 @@ final class MailboxBeanRegistrar implements BeanDefinitionRegistryPostProcessor,
         }
     }
 
-    private static void register(BeanDefinitionRegistry registry, String beanName, ResolvableType type, Class<?> raw,
+    private static RootBeanDefinition register(BeanDefinitionRegistry registry, String beanName, ResolvableType type,
+                                               Class<?> raw,
                                  java.util.function.Supplier<?> supplier, boolean lazy, String what) {
-        if (registry.containsBeanDefinition(beanName)) {
+        if (registry.isBeanNameInUse(beanName)) {
             throw new IllegalStateException("cannot define " + what + " as bean '" + beanName
                     + "': the context has a bean of that name already; set mailbox.mailboxes.<name>.bean-name");
         }
@@ -104,6 +114,7 @@ final class MailboxBeanRegistrar implements BeanDefinitionRegistryPostProcessor,
             definition.setDestroyMethodName("close");
         }
         registry.registerBeanDefinition(beanName, definition);
+        return definition;
     }
 
     // --- the methods -----------------------------------------------------------------------------
@@ -168,7 +179,8 @@ final class MailboxBeanRegistrar implements BeanDefinitionRegistryPostProcessor,
         }
     }
 
-    static MailboxDeclarations declare(MailboxProperties properties, List<Endpoint> endpoints) {
+    static MailboxDeclarations declare(MailboxProperties properties, List<Endpoint> endpoints,
+                                       java.util.function.Predicate<String> taken) {
         Map<String, Draft> drafts = new LinkedHashMap<>();
         properties.getMailboxes().forEach((name, spec) -> drafts.put(name, new Draft(name, spec, true)));
         for (Endpoint e : endpoints) {
@@ -229,7 +241,8 @@ final class MailboxBeanRegistrar implements BeanDefinitionRegistryPostProcessor,
                         + " its codec must be json, was " + d.spec.getCodec());
             }
             checkSpec(d);
-            String beanName = d.spec.getBeanName() != null ? d.spec.getBeanName() : d.name;
+            String beanName = d.spec.getBeanName() != null ? d.spec.getBeanName()
+                    : taken.test(d.name) ? d.name + "Mailbox" : d.name;
             if (!beanNames.add(beanName)) {
                 throw new IllegalStateException("two mailboxes have the bean name '" + beanName + "'");
             }

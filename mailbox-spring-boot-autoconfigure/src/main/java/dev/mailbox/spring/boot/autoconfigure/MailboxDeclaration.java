@@ -53,9 +53,9 @@ record MailboxDeclaration(String name, String beanName, Backend backend, Kind ki
         return ResolvableType.forClassWithGenerics(MainLoopClient.class, body, response);
     }
 
-    /** @return the client bean's name, for a request mailbox */
+    /** @return the client bean's name, for a request mailbox: the mailbox's name plus "Client" */
     String clientBeanName() {
-        return beanName + "Client";
+        return name + "Client";
     }
 
     /** @return the delivery limit of its redrive policy, or null */

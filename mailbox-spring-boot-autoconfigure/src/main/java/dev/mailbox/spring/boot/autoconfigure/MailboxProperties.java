@@ -138,7 +138,7 @@ public class MailboxProperties {
         /** How bodies are stored: json, utf8 (String bodies), bytes (byte[] bodies), or the name of a Codec bean. */
         private String codec = "json";
 
-        /** The bean's name; default the mailbox's name. */
+        /** The bean's name; default the mailbox's name, or the name plus "Mailbox" when the application has a bean of that name. */
         private @Nullable String beanName;
 
         /** How long a received message stays invisible to other consumers. */
