@@ -1,7 +1,6 @@
 package dev.mailbox.opentelemetry;
 
 import static dev.mailbox.opentelemetry.Traces.oneTree;
-import static dev.mailbox.opentelemetry.Traces.parentOf;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.mailbox.api.Codec;
@@ -121,31 +120,31 @@ class MainLoopTraceTest {
 
             List<SpanData> spans = traces.await(s -> Traces.names(s).contains("caller"), Duration.ofSeconds(10));
             SpanData root = spans.stream().filter(s -> s.getName().equals("caller")).findFirst().orElseThrow();
-            Map<String, SpanData> tree = oneTree(spans, root);
+            Traces.Tree tree = oneTree(spans, root);
             String send = "send " + requestsName;
             String reply = "send " + repliesName;
-            parentOf(tree, "caller", send);
-            parentOf(tree, send, "receive " + requestsName, "process " + requestsName, "ack " + requestsName);
-            parentOf(tree, "process " + requestsName, "handler", reply);
-            parentOf(tree, reply, "receive " + repliesName, "process " + repliesName, "ack " + repliesName);
+            tree.parentOf("caller", send);
+            tree.parentOf(send, "receive " + requestsName, "process " + requestsName, "ack " + requestsName);
+            tree.parentOf("process " + requestsName, "handler", reply);
+            tree.parentOf(reply, "receive " + repliesName, "process " + repliesName, "ack " + repliesName);
 
-            SpanData sent = tree.get(send);
+            SpanData sent = tree.one(send);
             assertThat(sent.getKind()).isEqualTo(SpanKind.PRODUCER);
             assertThat(sent.getAttributes().get(SemConv.MESSAGING_DESTINATION_NAME)).isEqualTo(requestsName);
             assertThat(sent.getAttributes().get(SemConv.MAILBOX_BACKEND)).isEqualTo(backend);
             assertThat(sent.getAttributes().get(SemConv.MESSAGING_OPERATION_TYPE)).isEqualTo("send");
             String messageId = sent.getAttributes().get(SemConv.MESSAGING_MESSAGE_ID);
             assertThat(messageId).isNotBlank();
-            SpanData processed = tree.get("process " + requestsName);
+            SpanData processed = tree.one("process " + requestsName);
             assertThat(processed.getKind()).isEqualTo(SpanKind.CONSUMER);
             assertThat(processed.getAttributes().get(SemConv.MESSAGING_MESSAGE_ID)).isEqualTo(messageId);
             assertThat(processed.getAttributes().get(SemConv.MAILBOX_DELIVERY_COUNT)).isEqualTo(1L);
             assertThat(processed.getAttributes().get(SemConv.MAILBOX_BACKEND)).isEqualTo(backend);
-            SpanData received = tree.get("receive " + requestsName);
+            SpanData received = tree.one("receive " + requestsName);
             assertThat(received.getKind()).isEqualTo(SpanKind.CLIENT);
             assertThat(received.getLinks()).extracting(l -> l.getSpanContext().getSpanId())
                     .containsExactly(sent.getSpanId());
-            assertThat(tree.get("ack " + requestsName).getAttributes().get(SemConv.MESSAGING_OPERATION_TYPE))
+            assertThat(tree.one("ack " + requestsName).getAttributes().get(SemConv.MESSAGING_OPERATION_TYPE))
                     .isEqualTo("settle");
             assertThat(tracing.skippedInjections()).isZero();
         }

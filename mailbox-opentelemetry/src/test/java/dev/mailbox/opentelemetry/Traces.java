@@ -79,34 +79,50 @@ final class Traces implements AutoCloseable {
      * Checks that the spans of the root's trace form one tree under the root: the root has no parent, and every
      * other span's parent is a span of the trace.
      *
-     * @return the trace's spans by name (each name once: a second span of a name fails the check)
+     * @return the trace
      */
-    static Map<String, SpanData> oneTree(List<SpanData> all, SpanData root) {
+    static Tree oneTree(List<SpanData> all, SpanData root) {
         assertThat(root.getParentSpanContext().isValid()).as("the caller's span is the root").isFalse();
         Map<String, SpanData> byId = new LinkedHashMap<>();
-        Map<String, SpanData> byName = new LinkedHashMap<>();
         for (SpanData s : all) {
             if (s.getTraceId().equals(root.getTraceId())) {
                 byId.put(s.getSpanId(), s);
-                SpanData before = byName.put(s.getName(), s);
-                assertThat(before).as("one span named '%s' in the trace: %s", s.getName(), names(all)).isNull();
             }
         }
         for (SpanData s : byId.values()) {
             if (s != root) {
-                assertThat(byId).as("the parent of '%s' is in the trace (%s)", s.getName(), byName.keySet())
+                assertThat(byId).as("the parent of '%s' is in the trace (%s)", s.getName(), names(List.copyOf(byId.values())))
                         .containsKey(s.getParentSpanId());
             }
         }
-        return byName;
+        return new Tree(List.copyOf(byId.values()));
     }
 
-    static void parentOf(Map<String, SpanData> tree, String parent, String... children) {
-        assertThat(tree).as("trace spans").containsKey(parent);
-        for (String child : children) {
-            assertThat(tree).as("trace spans").containsKey(child);
-            assertThat(tree.get(child).getParentSpanId()).as("parent of '%s' is '%s'", child, parent)
-                    .isEqualTo(tree.get(parent).getSpanId());
+    /** The spans of one trace. */
+    record Tree(List<SpanData> spans) {
+
+        /** @return the trace's one span of this name */
+        SpanData one(String name) {
+            List<SpanData> named = named(name);
+            assertThat(named).as("spans named '%s' in %s", name, names(spans)).hasSize(1);
+            return named.get(0);
+        }
+
+        List<SpanData> named(String name) {
+            return spans.stream().filter(s -> s.getName().equals(name)).toList();
+        }
+
+        List<SpanData> childrenOf(SpanData parent) {
+            return spans.stream().filter(s -> s.getParentSpanId().equals(parent.getSpanId())).toList();
+        }
+
+        /** Checks that each span named in {@code children} (one of each in the trace) is a child of {@code parent}. */
+        void parentOf(String parent, String... children) {
+            SpanData p = one(parent);
+            for (String child : children) {
+                assertThat(one(child).getParentSpanId()).as("parent of '%s' is '%s'", child, parent)
+                        .isEqualTo(p.getSpanId());
+            }
         }
     }
 
