@@ -79,30 +79,59 @@ public final class GrpcTracing {
         }
     };
 
-    private final Tracer tracer;
-    private final TextMapPropagator propagator;
+    private static final Resolved NOOP = new Resolved(OpenTelemetry.noop());
+    private final MailboxTracing.Telemetry telemetry;
+    private volatile @Nullable Resolved resolved;
 
-    private GrpcTracing(OpenTelemetry openTelemetry, TextMapPropagator propagator) {
-        this.tracer = openTelemetry.getTracer(MailboxTracing.INSTRUMENTATION);
-        this.propagator = propagator;
+    private GrpcTracing(MailboxTracing.Telemetry telemetry) {
+        this.telemetry = telemetry;
     }
 
     /**
      * @param openTelemetry where spans go; its propagators carry the context in the headers (W3C trace context
-     *                      by default, and what the Java agent or the SDK is configured with)
+     *                      when it has none)
      * @return the interceptors' factory
      */
     public static GrpcTracing create(OpenTelemetry openTelemetry) {
-        Objects.requireNonNull(openTelemetry, "openTelemetry");
-        TextMapPropagator configured = openTelemetry.getPropagators().getTextMapPropagator();
-        // a bare OpenTelemetry.noop() or an SDK built without propagators would carry nothing across the call
-        boolean none = configured.fields().isEmpty();
-        return new GrpcTracing(openTelemetry, none ? W3CTraceContextPropagator.getInstance() : configured);
+        return new GrpcTracing(new MailboxTracing.Telemetry(Objects.requireNonNull(openTelemetry, "openTelemetry")));
     }
 
-    /** @return interceptors on {@link GlobalOpenTelemetry}'s instance, as it is now */
+    /**
+     * Interceptors on {@link GlobalOpenTelemetry}'s instance, from the first call after it is set (by the Java
+     * agent, before the application starts, or by the application); until then calls are not traced, and the
+     * global is not fixed. With the Java agent, which traces grpc-java itself, these are not needed.
+     *
+     * @return the interceptors' factory
+     */
     public static GrpcTracing global() {
-        return create(GlobalOpenTelemetry.get());
+        return new GrpcTracing(new MailboxTracing.Telemetry(null));
+    }
+
+    private Resolved state() {
+        Resolved r = resolved;
+        if (r != null) {
+            return r;
+        }
+        OpenTelemetry o = telemetry.openTelemetry();
+        if (o == null) {
+            return NOOP;
+        }
+        r = new Resolved(o);
+        resolved = r;
+        return r;
+    }
+
+    /** One OpenTelemetry's tracer and propagator. */
+    private static final class Resolved {
+        final Tracer tracer;
+        final TextMapPropagator propagator;
+
+        Resolved(OpenTelemetry openTelemetry) {
+            this.tracer = openTelemetry.getTracer(MailboxTracing.INSTRUMENTATION);
+            TextMapPropagator configured = openTelemetry.getPropagators().getTextMapPropagator();
+            // a bare OpenTelemetry.noop() or an SDK built without propagators would carry nothing across the call
+            this.propagator = configured.fields().isEmpty() ? W3CTraceContextPropagator.getInstance() : configured;
+        }
     }
 
     /** @return an interceptor for a server's builder: each call a SERVER span, continuing the caller's trace */
@@ -127,9 +156,9 @@ public final class GrpcTracing {
         };
     }
 
-    private SpanBuilder span(MethodDescriptor<?, ?> method, SpanKind kind, Context parent) {
+    private static SpanBuilder span(Resolved state, MethodDescriptor<?, ?> method, SpanKind kind, Context parent) {
         String full = method.getFullMethodName();
-        SpanBuilder b = tracer.spanBuilder(full).setSpanKind(kind).setParent(parent)
+        SpanBuilder b = state.tracer.spanBuilder(full).setSpanKind(kind).setParent(parent)
                 .setAttribute(SemConv.RPC_SYSTEM, "grpc");
         String service = method.getServiceName();
         if (service != null) {
@@ -143,8 +172,9 @@ public final class GrpcTracing {
     }
 
     private <Q, A> ServerCall.Listener<Q> server(ServerCall<Q, A> call, Metadata headers, ServerCallHandler<Q, A> next) {
-        Context parent = propagator.extract(Context.current(), headers, GETTER);
-        Span span = span(call.getMethodDescriptor(), SpanKind.SERVER, parent).startSpan();
+        Resolved state = state();
+        Context parent = state.propagator.extract(Context.current(), headers, GETTER);
+        Span span = span(state, call.getMethodDescriptor(), SpanKind.SERVER, parent).startSpan();
         Context context = parent.with(span);
         Ending ending = new Ending(span);
         ServerCall<Q, A> traced = new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
@@ -211,8 +241,9 @@ public final class GrpcTracing {
     }
 
     private <Q, A> ClientCall<Q, A> client(MethodDescriptor<Q, A> method, CallOptions options, Channel next) {
+        Resolved state = state();
         Context parent = Context.current();
-        SpanBuilder builder = span(method, SpanKind.CLIENT, parent);
+        SpanBuilder builder = span(state, method, SpanKind.CLIENT, parent);
         String authority = next.authority();
         int colon = authority == null ? -1 : authority.lastIndexOf(':');
         if (authority != null && colon > 0) {
@@ -237,7 +268,7 @@ public final class GrpcTracing {
         return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
             @Override
             public void start(Listener<A> responseListener, Metadata headers) {
-                propagator.inject(context, headers, SETTER);
+                state.propagator.inject(context, headers, SETTER);
                 try (Scope ignored = context.makeCurrent()) {
                     super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(responseListener) {
                         @Override

@@ -69,9 +69,11 @@ import org.jspecify.annotations.Nullable;
  * mailbox's, back to it.
  *
  * <h2>Which OpenTelemetry</h2>
- * The one given to {@link #create} or {@link Builder#openTelemetry}; without one, {@link GlobalOpenTelemetry}'s
- * at {@link Builder#build()}, which the OpenTelemetry Java agent sets before the application starts (build
- * after the SDK is registered when configuring it by hand).
+ * The one given to {@link #create} or {@link Builder#openTelemetry}; without one, {@link GlobalOpenTelemetry}'s,
+ * which the OpenTelemetry Java agent sets before the application starts, or an application when it registers the
+ * SDK it configured by hand: it is looked for without being fixed (a {@code GlobalOpenTelemetry.get()} before the
+ * registration would fix it to a no-op and make the registration fail), and used from the first call after it is
+ * set.
  *
  * <p>Thread-safe; one instance serves any number of mailboxes.
  */
@@ -103,17 +105,17 @@ public final class MailboxTracing {
         }
     };
 
-    final Tracer tracer;
     private final TextMapPropagator propagator;
-    private final LongCounter skipped;
     private final AtomicLong skippedCount = new AtomicLong();
+    private final Telemetry telemetry;
 
-    private MailboxTracing(OpenTelemetry openTelemetry, TextMapPropagator propagator) {
-        this.tracer = openTelemetry.getTracer(INSTRUMENTATION);
+    private MailboxTracing(@Nullable OpenTelemetry openTelemetry, TextMapPropagator propagator) {
+        this.telemetry = new Telemetry(openTelemetry);
         this.propagator = propagator;
-        this.skipped = openTelemetry.getMeter(INSTRUMENTATION).counterBuilder("mailbox.tracing.injections.skipped")
-                .setDescription("sends whose trace context was left out, or only partly put in, to keep the message"
-                        + " within its limits").setUnit("{send}").build();
+    }
+
+    Tracer tracer() {
+        return telemetry.get().tracer;
     }
 
     /**
@@ -282,7 +284,55 @@ public final class MailboxTracing {
 
     private void skipped(Attributes reason) {
         skippedCount.incrementAndGet();
-        skipped.add(1, reason);
+        telemetry.get().skipped.add(1, reason);
+    }
+
+    /** What spans and the counter go to: the given OpenTelemetry, or the global one once it is set. */
+    static final class Telemetry {
+        private static final Resolved NOOP = new Resolved(OpenTelemetry.noop());
+        private final @Nullable OpenTelemetry given;
+        private volatile @Nullable Resolved resolved;
+
+        Telemetry(@Nullable OpenTelemetry given) {
+            this.given = given;
+            this.resolved = given == null ? null : new Resolved(given);
+        }
+
+        Resolved get() {
+            Resolved r = resolved;
+            if (r != null) {
+                return r;
+            }
+            // GlobalOpenTelemetry.get() before the application registers its SDK would fix the global to a no-op
+            // and make that registration fail; until it is set, spans go nowhere and it is asked again
+            if (!GlobalOpenTelemetry.isSet()) {
+                return NOOP;
+            }
+            r = new Resolved(GlobalOpenTelemetry.get());
+            resolved = r;
+            return r;
+        }
+
+        /** @return the instance given or resolved, or null while the global one is not set */
+        @Nullable OpenTelemetry openTelemetry() {
+            Resolved r = get();
+            return r == NOOP ? null : r.openTelemetry;
+        }
+    }
+
+    /** One OpenTelemetry's tracer and skip counter. */
+    static final class Resolved {
+        final OpenTelemetry openTelemetry;
+        final Tracer tracer;
+        final LongCounter skipped;
+
+        Resolved(OpenTelemetry openTelemetry) {
+            this.openTelemetry = openTelemetry;
+            this.tracer = openTelemetry.getTracer(INSTRUMENTATION);
+            this.skipped = openTelemetry.getMeter(INSTRUMENTATION).counterBuilder("mailbox.tracing.injections.skipped")
+                    .setDescription("sends whose trace context was left out, or only partly put in, to keep the"
+                            + " message within its limits").setUnit("{send}").build();
+        }
     }
 
     /** Builds a {@link MailboxTracing}. Not thread-safe. */
@@ -294,8 +344,10 @@ public final class MailboxTracing {
         }
 
         /**
-         * @param openTelemetry where spans and the skip counter go (default: {@link GlobalOpenTelemetry}'s when
-         *                      {@link #build()} is called)
+         * @param openTelemetry where spans and the skip counter go (default: {@link GlobalOpenTelemetry}'s, from the
+         *                      first call after it is set, which the Java agent does before the application
+         *                      starts; until then nothing is recorded and the global is not touched, so an SDK
+         *                      registered later still can be)
          * @return this builder
          */
         public Builder openTelemetry(OpenTelemetry openTelemetry) {
@@ -317,7 +369,7 @@ public final class MailboxTracing {
 
         /** @return the tracing */
         public MailboxTracing build() {
-            return new MailboxTracing(openTelemetry != null ? openTelemetry : GlobalOpenTelemetry.get(), propagator);
+            return new MailboxTracing(openTelemetry, propagator);
         }
     }
 }

@@ -30,7 +30,7 @@ final class TracingInterceptor implements MessageInterceptor {
         // the sender's span is the parent (a process span accounts for one message), so the handler's work and
         // what it sends continue the sender's trace; without one, the caller's context
         Context parent = Span.fromContext(creation).getSpanContext().isValid() ? creation : Context.current();
-        SpanBuilder builder = tracing.tracer.spanBuilder(SemConv.PROCESS + " " + mailbox).setSpanKind(SpanKind.CONSUMER)
+        SpanBuilder builder = tracing.tracer().spanBuilder(SemConv.PROCESS + " " + mailbox).setSpanKind(SpanKind.CONSUMER)
                 .setParent(parent)
                 .setAttribute(SemConv.MESSAGING_SYSTEM, SemConv.SYSTEM)
                 .setAttribute(SemConv.MESSAGING_OPERATION_NAME, SemConv.PROCESS)

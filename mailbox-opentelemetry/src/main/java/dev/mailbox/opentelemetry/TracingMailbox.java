@@ -266,7 +266,7 @@ final class TracingMailbox<T> implements Mailbox<T> {
     // ---- helpers
 
     private SpanBuilder span(String operation, @Nullable String type, SpanKind kind, Context parent) {
-        SpanBuilder b = tracing.tracer.spanBuilder(operation + " " + name).setSpanKind(kind).setParent(parent)
+        SpanBuilder b = tracing.tracer().spanBuilder(operation + " " + name).setSpanKind(kind).setParent(parent)
                 .setAttribute(SemConv.MESSAGING_SYSTEM, SemConv.SYSTEM)
                 .setAttribute(SemConv.MESSAGING_OPERATION_NAME, operation)
                 .setAttribute(SemConv.MESSAGING_DESTINATION_NAME, name)
