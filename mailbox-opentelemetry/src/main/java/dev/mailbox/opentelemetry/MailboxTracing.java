@@ -50,7 +50,8 @@ import org.jspecify.annotations.Nullable;
  *       {@code AWSTraceHeader}, then the rest), and a send refused as too large (or, on SqsMailbox, a binary body
  *       that needs the last attribute itself) with them is sent again without them. Each send that goes without
  *       is counted: {@link #skippedInjections()} and the counter {@code mailbox.tracing.injections.skipped}
- *       (attribute {@code reason}: {@code attributes}, {@code size}, {@code trimmed} when only some fitted).</li>
+ *       (attribute {@code reason}: {@code attributes}, {@code size}, {@code trimmed} when only some fitted,
+ *       {@code invalid} when the propagator wrote a field no attribute may hold).</li>
  *   <li><b>Receive</b>: a span {@code receive <mailbox>} (CLIENT) for each receive that returns messages (an empty
  *       long poll makes none, so idle consumers do not flood the trace store), linked to each message's creation
  *       context; its parent is the caller's context, or, with none and a single message, that message's creation
@@ -93,6 +94,7 @@ public final class MailboxTracing {
     private static final Attributes NO_ROOM = Attributes.of(REASON, "attributes");
     private static final Attributes TOO_LARGE = Attributes.of(REASON, "size");
     private static final Attributes TRIMMED = Attributes.of(REASON, "trimmed");
+    private static final Attributes INVALID = Attributes.of(REASON, "invalid");
     private static final TextMapGetter<Map<String, String>> ATTRIBUTES = new TextMapGetter<>() {
         @Override
         public Iterable<String> keys(Map<String, String> carrier) {
@@ -256,10 +258,19 @@ public final class MailboxTracing {
                 left = true;
             }
         }
+        SendOptions traced;
+        try {
+            traced = options.withAttributes(added);
+        } catch (IllegalArgumentException e) {
+            // a propagator's field no mailbox attribute may hold (a name or character SQS refuses): tracing must
+            // not be why a send fails
+            skipped(INVALID);
+            return options;
+        }
         if (left) {
             skipped(TRIMMED);
         }
-        return options.withAttributes(added);
+        return traced;
     }
 
     private static Iterable<String> priority(Map<String, String> carrier) {

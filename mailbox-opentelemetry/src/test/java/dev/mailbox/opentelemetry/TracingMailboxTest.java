@@ -172,4 +172,32 @@ class TracingMailboxTest {
         assertThat(received.getLinks()).hasSize(3);
         assertThat(received.getParentSpanContext().isValid()).as("several messages: a new trace, linked").isFalse();
     }
+
+    @Test
+    @DisplayName("a propagator field no attribute may hold is left out, counted, and the send goes through")
+    void invalidFieldLeftOut() {
+        io.opentelemetry.context.propagation.TextMapPropagator odd = new io.opentelemetry.context.propagation.TextMapPropagator() {
+            @Override
+            public java.util.Collection<String> fields() {
+                return List.of("bad name");
+            }
+
+            @Override
+            public <C> void inject(io.opentelemetry.context.Context context, C carrier,
+                                   io.opentelemetry.context.propagation.TextMapSetter<C> setter) {
+                setter.set(carrier, "bad name", "x");
+            }
+
+            @Override
+            public <C> io.opentelemetry.context.Context extract(io.opentelemetry.context.Context context, C carrier,
+                                                                io.opentelemetry.context.propagation.TextMapGetter<C> getter) {
+                return context;
+            }
+        };
+        MailboxTracing oddTracing = MailboxTracing.builder().openTelemetry(traces.sdk).propagator(odd).build();
+        Mailbox<String> inner = InMemoryMailbox.builder("odd", Codec.utf8()).build();
+        oddTracing.wrap(inner).send("x");
+        assertThat(receiveOne(inner).attributes()).isEmpty();
+        assertThat(oddTracing.skippedInjections()).isEqualTo(1);
+    }
 }
