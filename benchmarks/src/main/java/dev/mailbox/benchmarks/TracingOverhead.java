@@ -4,6 +4,7 @@ import dev.mailbox.api.Codec;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.inmemory.InMemoryMailbox;
 import dev.mailbox.opentelemetry.MailboxTracing;
 import dev.mailbox.redis.RedisMailbox;
 import dev.mailbox.testkit.redis.RedisServerProcess;
@@ -30,7 +31,11 @@ import redis.clients.jedis.JedisPooled;
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.TracingOverhead [--rounds 10] [--cycles 20000]
+ *     [--backend redis|memory]
  * </pre>
+ *
+ * {@code --backend memory} runs the same on an in-memory mailbox: no I/O, so the difference is the CPU tracing
+ * costs per cycle, free of the network's noise.
  */
 public final class TracingOverhead {
 
@@ -40,7 +45,8 @@ public final class TracingOverhead {
     }
 
     /**
-     * @param args {@code --rounds N} pairs of rounds (default 10), {@code --cycles N} per round (default 20,000)
+     * @param args {@code --rounds N} pairs of rounds (default 10), {@code --cycles N} per round (default 20,000),
+     *             {@code --backend redis} (default) or {@code memory}
      * @throws Exception if the run fails
      */
     public static void main(String[] args) throws Exception {
@@ -66,11 +72,13 @@ public final class TracingOverhead {
                 return CompletableResultCode.ofSuccess();
             }
         };
-        try (RedisServerProcess server = RedisServerProcess.start();
-             JedisPooled jedis = new JedisPooled(server.host(), server.port());
+        boolean memory = options.string("--backend", "redis").equals("memory");
+        try (RedisServerProcess server = memory ? null : RedisServerProcess.start();
+             JedisPooled jedis = memory ? null : new JedisPooled(server.host(), server.port());
              OpenTelemetrySdk sdk = OpenTelemetrySdk.builder().setTracerProvider(SdkTracerProvider.builder()
                      .addSpanProcessor(BatchSpanProcessor.builder(dropping).build()).build()).build();
-             RedisMailbox<String> plain = RedisMailbox.builder("tracing-overhead", Codec.utf8()).client(jedis).build()) {
+             Mailbox<String> plain = memory ? InMemoryMailbox.builder("tracing-overhead", Codec.utf8()).build()
+                     : RedisMailbox.builder("tracing-overhead", Codec.utf8()).client(jedis).build()) {
             Mailbox<String> traced = MailboxTracing.create(sdk).wrap(plain);
             // where the cost is: the attributes alone (a fixed traceparent, no spans), and the wrapper with
             // OpenTelemetry's no-op API (no SDK: nothing recorded, nothing injected)
