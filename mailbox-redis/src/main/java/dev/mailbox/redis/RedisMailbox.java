@@ -234,7 +234,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         }
         this.defaults = b.defaults;
         this.capabilities = MailboxCapabilities.builder()
-                .exactCount(true).fifo(true).detectsStaleAcknowledge(true).capacity(true).atomicDeadLetter(true)
+                .exactCount(true).visibilityOrder(true).detectsStaleAcknowledge(true).capacity(true).atomicDeadLetter(true)
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofMillis(1)).extendedNames(true)
                 .atomicFencing(true).durableDeduplication(true)
                 .build();

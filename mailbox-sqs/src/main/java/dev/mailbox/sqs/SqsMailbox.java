@@ -240,7 +240,7 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         this.fence = new Fence(name);
         this.recentSends = fifoQueue ? null : new RecentSends(System::nanoTime);
         this.capabilities = MailboxCapabilities.builder()
-                .exactCount(false).fifo(false).detectsStaleAcknowledge(false).capacity(false).atomicDeadLetter(true)
+                .exactCount(false).visibilityOrder(false).detectsStaleAcknowledge(false).capacity(false).atomicDeadLetter(true)
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofSeconds(1))
                 .atomicFencing(false).durableDeduplication(fifoQueue)
                 .build();

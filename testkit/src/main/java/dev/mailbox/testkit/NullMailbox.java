@@ -84,7 +84,7 @@ public final class NullMailbox<T> implements Mailbox<T> {
 
     // this object is the whole queue, so the fence and the deduplication ids live with its "messages"
     private static final MailboxCapabilities CAPABILITIES = MailboxCapabilities.builder()
-            .exactCount(true).fifo(true).detectsStaleAcknowledge(true)
+            .exactCount(true).visibilityOrder(true).detectsStaleAcknowledge(true).lateAcknowledge(true)
             .atomicFencing(true).durableDeduplication(true).build();
 
     private final String name;
