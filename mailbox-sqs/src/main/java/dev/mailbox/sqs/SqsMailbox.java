@@ -90,14 +90,17 @@ import java.util.function.Supplier;
  *   <li>SQS accepts a DeleteMessage with an old receipt handle without telling, so a stale
  *       {@link Message#acknowledge()} returns normally ({@code detectsStaleAcknowledge() == false});
  *       nack and extend with a stale handle do throw {@link ReceiptHandleExpiredException}.</li>
- *   <li>SQS does not enforce a handle's deadline (ElasticMQ even revives a lapsed handle on
- *       ChangeMessageVisibility, and SQS deletes a lapsed message on DeleteMessage), so this object keeps the
- *       deadlines of the last {@value #MAX_TRACKED_DELIVERIES} deliveries it received. Once a deadline has
- *       passed it refuses nack and extend of that delivery, on the message and by handle, and the message's
- *       own {@link Message#acknowledge()}; a delivery it acknowledged or nacked itself is refused for every
- *       call. {@link #acknowledge(String)} is not refused for the deadline alone, because this object does
- *       not see an extend or nack made through another object: SQS decides, and it refuses the handle of a
- *       message that was deleted or delivered again. For the same reason, after an extend through another
+ *   <li>SQS does not enforce a handle's deadline for ChangeMessageVisibility (ElasticMQ even revives a
+ *       lapsed handle), so this object keeps the deadlines of the last {@value #MAX_TRACKED_DELIVERIES}
+ *       deliveries it received. Once a deadline has passed it refuses nack and extend of that delivery, on the
+ *       message and by handle; a delivery it acknowledged or nacked itself is refused for every call.
+ *       Acknowledge is not refused for the deadline alone: on a standard queue SQS deletes a lapsed message by
+ *       its most recent handle, as the contract's late acknowledgement says
+ *       ({@code lateAcknowledge() == true}), and does not delete one that was delivered again; on a FIFO queue
+ *       SQS lets the handle expire with the visibility timeout and refuses it ({@code lateAcknowledge() ==
+ *       false}), so the message's own {@link Message#acknowledge()} is refused here once its deadline has
+ *       passed. {@link #acknowledge(String)} by handle leaves the deadline to SQS either way, because this
+ *       object does not see an extend or nack made through another object. For the same reason, after an extend through another
  *       object, nack and extend through the receiving object are refused once its own deadline has passed:
  *       extend a delivery through the object that will settle it. Calls by handle on an object that did not
  *       receive the delivery rely on SQS's checks alone.</li>
@@ -250,9 +253,12 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         this.fence = new Fence(name);
         this.recentSends = fifoQueue ? null : new RecentSends(System::nanoTime);
         this.capabilities = MailboxCapabilities.builder()
-                .exactCount(false).fifo(false).detectsStaleAcknowledge(false).capacity(false).atomicDeadLetter(true)
+                .exactCount(false).visibilityOrder(false).detectsStaleAcknowledge(false).capacity(false).atomicDeadLetter(true)
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofSeconds(1))
                 .atomicFencing(false).durableDeduplication(fifoQueue)
+                // SQS deletes a lapsed message of a standard queue by its latest handle; a FIFO queue's handle
+                // expires with its visibility timeout ("The receipt handle has expired")
+                .lateAcknowledge(!fifoQueue)
                 .build();
     }
 
@@ -554,7 +560,7 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                 SqsMessage<T> m = own.get(i);
                 boolean current;
                 synchronized (m.state()) {
-                    current = m.state().current();
+                    current = capabilities.lateAcknowledge() ? m.state().unfinished() : m.state().current();
                 }
                 if (current) {
                     entries.add(DeleteMessageBatchRequestEntry.builder().id(Integer.toString(i))

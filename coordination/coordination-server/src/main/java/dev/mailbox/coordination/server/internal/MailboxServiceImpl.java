@@ -516,12 +516,13 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         if (m != null) {
             reply(() -> {
                 MailboxCapabilities c = m.capabilities();
-                return CapabilitiesReply.newBuilder().setExactCount(c.exactCount()).setFifo(c.fifo())
+                return CapabilitiesReply.newBuilder().setExactCount(c.exactCount()).setVisibilityOrder(c.visibilityOrder())
                         .setDetectsStaleAcknowledge(c.detectsStaleAcknowledge()).setCapacity(c.capacity())
                         .setAtomicDeadLetter(c.atomicDeadLetter()).setMaxMessageBytes(c.maxMessageBytes())
                         .setTimeGranularityMillis(Math.max(1, c.timeGranularity().toMillis()))
                         .setExtendedNames(c.extendedNames()).setAtomicFencing(c.atomicFencing())
-                        .setDurableDeduplication(c.durableDeduplication()).build();
+                        .setDurableDeduplication(c.durableDeduplication())
+                        .setLateAcknowledge(c.lateAcknowledge()).build();
             }, out);
         }
     }
