@@ -61,12 +61,35 @@ public final class MailboxCtl implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
-    /** Reads the version from the jar's manifest. */
+    /**
+     * The version, the commit it was built from and the Java runtime it runs on, read from the manifest of the jar
+     * that holds this class (the build writes Implementation-Version and SCM-Revision into it): the same in
+     * {@code cli/target/mailboxctl.jar} and in the distribution's {@code lib/}.
+     */
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            String v = MailboxCtl.class.getPackage().getImplementationVersion();
-            return new String[] {"mailboxctl " + (v == null ? "development build" : v)};
+            java.util.jar.Attributes manifest = ownManifest();
+            String v = manifest == null ? null : manifest.getValue("Implementation-Version");
+            String commit = manifest == null ? null : manifest.getValue("SCM-Revision");
+            return new String[] {"mailboxctl " + (v == null || v.isBlank() ? "development build" : v),
+                    "commit " + (commit == null || commit.isBlank() ? "unknown" : commit),
+                    "java " + Runtime.version() + " at " + System.getProperty("java.home")};
+        }
+
+        /** @return the main attributes of the manifest of the jar this class was loaded from, or null (classes dir) */
+        static java.util.jar.Attributes ownManifest() {
+            java.net.URL self = MailboxCtl.class.getResource(MailboxCtl.class.getSimpleName() + ".class");
+            if (self == null || !"jar".equals(self.getProtocol())) {
+                return null;
+            }
+            try {
+                java.net.JarURLConnection jar = (java.net.JarURLConnection) self.openConnection();
+                java.util.jar.Manifest m = jar.getManifest();
+                return m == null ? null : m.getMainAttributes();
+            } catch (java.io.IOException e) {
+                return null;
+            }
         }
     }
 }

@@ -45,7 +45,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link Mailbox} hosted on some mailbox node, used through any node: the node it talks to serves
- * the call if it hosts the mailbox and forwards it to the owner otherwise (see {@link MailboxNode}).
+ * the call if it hosts the mailbox and forwards it to the owner otherwise (see {@code MailboxNode} in coordination-server).
  * Bodies are encoded and decoded here with this mailbox's codec; the hosting node stores bytes.
  *
  * <p>The contract is the hosted mailbox's: its capabilities, limits, ordering and dead-letter policy
