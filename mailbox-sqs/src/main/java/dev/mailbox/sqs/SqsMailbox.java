@@ -33,6 +33,8 @@ import software.amazon.awssdk.services.sqs.model.DeleteMessageBatchResponse;
 import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
 import software.amazon.awssdk.services.sqs.model.MessageNotInflightException;
 import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
+import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeNameForSends;
+import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeValue;
 import software.amazon.awssdk.services.sqs.model.PurgeQueueInProgressException;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
@@ -127,7 +129,8 @@ import java.util.function.Supplier;
  *
  * <p>Bodies travel as text when the codec's bytes are valid UTF-8 text SQS accepts (JSON always
  * is); other bytes travel as base64 with a reserved attribute, {@value #ENCODING_ATTRIBUTE}, which
- * counts toward the ten attributes and is hidden from {@link Message#attributes()}.
+ * counts toward the ten attributes and is hidden from {@link Message#attributes()}. The attribute
+ * {@value #TRACE_HEADER_ATTRIBUTE} travels as SQS's system attribute of that name (X-Ray's trace header), both ways.
  *
  * <p>Message attributes of every SQS data type are kept: a {@code String} attribute is its value in
  * {@link Message#attributes()}, and a {@code Number} or {@code Binary} one (or one of a custom type such as
@@ -177,6 +180,13 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
     /** Marks a body sent as base64 because its bytes are not text SQS accepts. */
     public static final String ENCODING_ATTRIBUTE = "mailbox-encoding";
+    /**
+     * The attribute that stands for SQS's {@code AWSTraceHeader} message system attribute (X-Ray's trace header):
+     * sent as that system attribute, not as a message attribute, and a received message's system attribute shows
+     * in {@link Message#attributes()} under this name, so tracing (module {@code mailbox-opentelemetry}) and AWS
+     * services continue each other's traces. It counts toward the ten attributes here, as every attribute does.
+     */
+    public static final String TRACE_HEADER_ATTRIBUTE = "AWSTraceHeader";
 
     /** How many of its latest deliveries an object remembers, for calls by handle. */
     static final int MAX_TRACKED_DELIVERIES = 10_000;
@@ -420,7 +430,7 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                     .queueUrl(queueUrl).maxNumberOfMessages(options.maxMessages()).visibilityTimeout(visibility)
                     .waitTimeSeconds(wait).messageAttributeNames("All")
                     .messageSystemAttributeNames(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT,
-                            MessageSystemAttributeName.SENT_TIMESTAMP)));
+                            MessageSystemAttributeName.SENT_TIMESTAMP, MessageSystemAttributeName.AWS_TRACE_HEADER)));
             ReceiveMessageResponse response = wait == 0 ? request.get() : longPoll(request);
             if (response.hasMessages() && !response.messages().isEmpty()) {
                 if (closed) {
@@ -779,6 +789,9 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         } else {
             request.delaySeconds(seconds(delay));
         }
+        if (out.traceHeader != null) {
+            request.messageSystemAttributes(traceHeader(out.traceHeader));
+        }
         return call("send", () -> sqs.sendMessage(request.build())).messageId();
     }
 
@@ -803,6 +816,9 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                 entry.messageDeduplicationId(token).messageGroupId(token);
             } else {
                 entry.delaySeconds(seconds(delay));
+            }
+            if (out.traceHeader != null) {
+                entry.messageSystemAttributes(traceHeader(out.traceHeader));
             }
             entries.add(entry.build());
         }
@@ -839,7 +855,12 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
     // ---- encoding
 
-    private record Outgoing(String body, Map<String, MessageAttributeValue> attributes) {
+    private record Outgoing(String body, Map<String, MessageAttributeValue> attributes, @Nullable String traceHeader) {
+    }
+
+    private static Map<MessageSystemAttributeNameForSends, MessageSystemAttributeValue> traceHeader(String value) {
+        return Map.of(MessageSystemAttributeNameForSends.AWS_TRACE_HEADER,
+                MessageSystemAttributeValue.builder().dataType("String").stringValue(value).build());
     }
 
     private Outgoing outgoing(T body, SendOptions options) {
@@ -866,8 +887,12 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         }
         // a value in the typed form ({sqs:Number}12.5, {sqs:Binary}AAEC) goes to SQS with its type
         Map<String, MessageAttributeValue> sqsAttributes = new LinkedHashMap<>();
-        attributes.forEach((k, v) -> sqsAttributes.put(k, TypedAttributes.toSqs(v)));
-        return new Outgoing(text, sqsAttributes);
+        attributes.forEach((k, v) -> {
+            if (!k.equals(TRACE_HEADER_ATTRIBUTE)) {
+                sqsAttributes.put(k, TypedAttributes.toSqs(v));
+            }
+        });
+        return new Outgoing(text, sqsAttributes, attributes.get(TRACE_HEADER_ATTRIBUTE));
     }
 
     /** @return the bytes as text if they are UTF-8 made only of characters SQS accepts, else null */
@@ -906,6 +931,10 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                     m.body().getBytes(StandardCharsets.UTF_8));
         }
         Map<MessageSystemAttributeName, String> system = m.attributes();
+        String traceHeader = system.get(MessageSystemAttributeName.AWS_TRACE_HEADER);
+        if (traceHeader != null && !traceHeader.isEmpty()) {
+            attributes.put(TRACE_HEADER_ATTRIBUTE, traceHeader); // the system attribute stands for a message one of its name
+        }
         int count = Integer.parseInt(system.getOrDefault(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT, "1"));
         Instant sent = Instant.ofEpochMilli(Long.parseLong(system.getOrDefault(MessageSystemAttributeName.SENT_TIMESTAMP,
                 Long.toString(System.currentTimeMillis()))));

@@ -79,6 +79,7 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
     private final Hosting hosting;
     private final @Nullable AccessPolicy policy;
     private final dev.mailbox.coordination.ClientSecurity peerSecurity;
+    private final List<io.grpc.ClientInterceptor> peerInterceptors;
     private final Function<String, Optional<Route>> routes;
     private final ConcurrentHashMap<String, ManagedChannel> peers = new ConcurrentHashMap<>();
     private final java.util.concurrent.Semaphore waiting;
@@ -97,13 +98,16 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
      * @param maxWaiting  the most receives that may wait at once
      * @param policy       who may do what, or null when security is off
      * @param peerSecurity how this node calls other nodes when it forwards
+     * @param peerInterceptors run around every forwarded call
      */
     public MailboxServiceImpl(String selfAddress, Hosting hosting,
                               Function<String, Optional<Route>> routes, Meters meters,
                               java.util.concurrent.Executor pool, int maxWaiting, @Nullable AccessPolicy policy,
-                              dev.mailbox.coordination.ClientSecurity peerSecurity) {
+                              dev.mailbox.coordination.ClientSecurity peerSecurity,
+                              List<io.grpc.ClientInterceptor> peerInterceptors) {
         this.policy = policy;
         this.peerSecurity = peerSecurity;
+        this.peerInterceptors = peerInterceptors;
         this.pool = pool;
         this.selfAddress = selfAddress;
         this.hosting = hosting;
@@ -286,7 +290,7 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         // replies are relayed straight to the caller's observer, which never blocks: no executor hop
         return peers.computeIfAbsent(address, a -> dev.mailbox.coordination.internal.Tls.channel(a, peerSecurity)
                 .directExecutor()
-                .maxInboundMessageSize(DataPlane.MAX_MESSAGE).build());
+                .maxInboundMessageSize(DataPlane.MAX_MESSAGE).intercept(peerInterceptors).build());
     }
 
     @Override
