@@ -11,6 +11,16 @@
   let failures = 0;
   const redriveTo = {};   // what the user typed per dead-letter mailbox, kept across refreshes
   const confirming = {};  // mailboxes whose purge waits for a second click
+  const shown = {};       // what each section shows now: one that did not change is not drawn again
+
+  // Whether a section's data differs from what it shows; redrawing the same rows every poll would replace
+  // the buttons under the user's pointer.
+  function changed(section, data) {
+    const key = JSON.stringify([data, Object.keys(confirming)]);
+    if (shown[section] === key) return false;
+    shown[section] = key;
+    return true;
+  }
 
   const $ = (s) => document.querySelector(s);
 
@@ -92,9 +102,15 @@
     }
   }
 
+  function redraw() {
+    delete shown[tab];
+    refresh();
+  }
+
   const render = {
     async cluster() {
       const data = await api('cluster');
+      if (!changed('cluster', data)) return;
       rows('cluster', data.coordinators, (tr, c) => {
         tr.dataset.coordinator = c.nodeId;
         cell(tr, c.nodeId);
@@ -110,6 +126,7 @@
     },
     async namespaces() {
       const data = await api('namespaces' + page());
+      if (!changed('namespaces', data)) return;
       rows('namespaces', data.items, (tr, n) => {
         tr.dataset.namespace = n.name;
         cell(tr, n.name);
@@ -124,6 +141,7 @@
     },
     async nodes() {
       const data = await api('nodes' + page());
+      if (!changed('nodes', data)) return;
       rows('nodes', data.items, (tr, n) => {
         tr.dataset.node = n.id;
         cell(tr, n.id);
@@ -145,6 +163,7 @@
     },
     async leases() {
       const data = await api('leases' + page());
+      if (!changed('leases', data)) return;
       rows('leases', data.items, (tr, l) => {
         tr.dataset.lease = l.mailboxId;
         cell(tr, l.mailboxId);
@@ -159,6 +178,7 @@
     },
     async routes() {
       const data = await api('routes' + page());
+      if (!changed('routes', data)) return;
       $('#revision').textContent = data.revision;
       rows('routes', data.items, (tr, r) => {
         tr.dataset.route = r.mailboxId;
@@ -173,6 +193,7 @@
     },
     async mailboxes() {
       const data = await api('mailboxes' + page());
+      if (!changed('mailboxes', data)) return;
       rows('mailboxes', data.items, (tr, m) => {
         tr.dataset.mailbox = m.id;
         cell(tr, m.id);
@@ -238,9 +259,9 @@
 
   function purgeClicked(id) {
     if (!confirming[id]) {
-      confirming[id] = setTimeout(() => { delete confirming[id]; refresh(); }, 5000);
+      confirming[id] = setTimeout(() => { delete confirming[id]; redraw(); }, 5000);
       status('click "Confirm purge" within 5 s to delete every message of ' + id, '');
-      refresh();
+      redraw();
       return;
     }
     clearTimeout(confirming[id]);
@@ -248,7 +269,7 @@
     api('purge?id=' + encodeURIComponent(id), 'POST')
       .then((r) => status('purged ' + r.purged + ' message(s) of ' + id, 'ok'))
       .catch((e) => status('purge refused: ' + e.message, 'error'))
-      .finally(refresh);
+      .finally(redraw);
   }
 
   function redrive(from, to) {
@@ -256,7 +277,7 @@
     api(q, 'POST')
       .then((r) => status('redrove ' + r.moved + ' message(s) from ' + r.from + ' to ' + r.to, 'ok'))
       .catch((e) => status('redrive refused: ' + e.message, 'error'))
-      .finally(refresh);
+      .finally(redraw);
   }
 
   async function refresh() {
@@ -281,6 +302,7 @@
   function show(name) {
     tab = name;
     after = null;
+    delete shown[name];
     for (const t of tabs) {
       $('#' + t).classList.toggle('hidden', t !== name);
       document.querySelector('nav button[data-tab="' + t + '"]').classList.toggle('active', t === name);
@@ -339,7 +361,7 @@
     });
     $('#next').addEventListener('click', () => {
       after = $('#more').dataset.next;
-      refresh();
+      redraw();
     });
     $('#peek-close').addEventListener('click', () => $('#peek').classList.add('hidden'));
     document.addEventListener('visibilitychange', () => { if (!document.hidden) refresh(); });
