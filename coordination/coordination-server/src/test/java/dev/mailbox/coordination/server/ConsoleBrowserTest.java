@@ -70,16 +70,24 @@ class ConsoleBrowserTest {
     private static HttpListener nodeUi;
     private static final List<AutoCloseable> CLOSE = new ArrayList<>();
 
+    /** Why the tests are skipped, or null when Chromium is there. */
+    private static String missing;
+
     private WebDriver browser;
     private Path profile;
     private String testName;
 
     @BeforeAll
     static void start() throws IOException {
-        Assumptions.assumeTrue(Files.isExecutable(CHROMEDRIVER) && Files.isExecutable(CHROMIUM),
-                "Chromium is not installed, so the console's browser tests are skipped: install Debian's chromium and "
-                        + "chromium-driver (apt-get install chromium chromium-driver), or point -Dmailbox.chromium and "
-                        + "-Dmailbox.chromedriver at a Chromium and its chromedriver");
+        if (!Files.isExecutable(CHROMEDRIVER) || !Files.isExecutable(CHROMIUM)) {
+            // each test is then skipped with this message (an assumption here would report no test at all)
+            missing = "Chromium is not installed (no " + (Files.isExecutable(CHROMIUM) ? CHROMEDRIVER : CHROMIUM)
+                    + "), so the console's browser test is skipped: install Debian's chromium and chromium-driver "
+                    + "(apt-get install chromium chromium-driver), or point -Dmailbox.chromium and "
+                    + "-Dmailbox.chromedriver at a Chromium and its chromedriver";
+            System.err.println(missing);
+            return;
+        }
         StringBuilder tokens = new StringBuilder();
         for (String p : List.of("ops", "watcher", "node-a", "r1", "r2")) {
             String token = Access.newToken();
@@ -142,6 +150,7 @@ class ConsoleBrowserTest {
 
     @BeforeEach
     void openBrowser(TestInfo info) throws IOException {
+        Assumptions.assumeTrue(missing == null, missing);
         testName = info.getTestMethod().orElseThrow().getName();
         profile = Files.createTempDirectory("console-chromium-");
         ChromeOptions options = new ChromeOptions().setBinary(CHROMIUM.toFile()).addArguments("--headless",
@@ -158,6 +167,9 @@ class ConsoleBrowserTest {
         if (browser != null) {
             screenshot("end");
             browser.quit();
+        }
+        if (profile == null) {
+            return;
         }
         try (var files = Files.walk(profile)) {
             files.sorted(java.util.Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
