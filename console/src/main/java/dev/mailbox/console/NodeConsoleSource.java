@@ -68,10 +68,24 @@ public final class NodeConsoleSource implements ConsoleSource {
         return nodeId;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One status call per coordinator endpoint (each bounded by the client's call timeout); an endpoint that does
+     * not answer is shown by its address, with role {@code UNREACHABLE} and a fault saying so.
+     */
     @Override
     public List<ClusterStatus> coordinators() {
-        List<ClusterStatus> out = new ArrayList<>(client().cluster().statusOfEach().values());
+        CoordinationClient c = client();
+        java.util.Map<String, ClusterStatus> answered = c.cluster().statusOfEach();
+        List<ClusterStatus> out = new ArrayList<>(answered.values());
         out.sort(Comparator.comparing(ClusterStatus::nodeId));
+        for (String endpoint : c.endpoints()) {
+            if (!answered.containsKey(endpoint)) {
+                out.add(new ClusterStatus(endpoint, "UNREACHABLE", null, -1, -1, -1, java.util.Map.of(),
+                        "no answer from " + endpoint));
+            }
+        }
         return out;
     }
 
