@@ -97,7 +97,7 @@ public final class Console implements HttpHandler {
                     + ": at most " + RateLimit.REQUESTS + " every " + RateLimit.WINDOW_SECONDS + " s")
                     .withHeader("Retry-After", Integer.toString(RateLimit.WINDOW_SECONDS));
         }
-        if (head.contentLength() > 0) {
+        if (head.hasBody()) { // declared or chunked: neither is read
             return Api.error(413, "the console takes no request bodies: arguments go in the query string")
                     .closingConnection();
         }
