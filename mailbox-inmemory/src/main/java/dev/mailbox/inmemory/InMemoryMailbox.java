@@ -17,6 +17,7 @@ import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.TimeSource;
 import dev.mailbox.api.spi.FencedView;
 import dev.mailbox.api.spi.Bodies;
+import dev.mailbox.api.spi.Inspection;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -70,6 +71,9 @@ import org.jspecify.annotations.Nullable;
  * counts from the first send and is not extended by duplicates. Expired ids are dropped, oldest first,
  * by each send that carries an id, so the mailbox never holds more than one window's worth of them.
  *
+ * <p><b>Inspection.</b> As an {@link Inspection} it counts queued, in-flight and delayed messages exactly and
+ * shows messages without receiving them (for the web console), under its lock and without changing anything.
+ *
  * <p><b>With a codec</b> ({@link #builder(String, Codec)}) bodies are encoded on send and decoded on
  * receive, exactly as a remote backend would: receivers get copies, encoding errors and the size limit
  * apply at send, and an undecodable body surfaces through {@link Message#body()}. This is what to use
@@ -90,7 +94,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @param <T> the body type
  */
-public final class InMemoryMailbox<T> implements Mailbox<T> {
+public final class InMemoryMailbox<T> implements Mailbox<T>, Inspection {
 
     /** What a {@link #fenced} view calls: this mailbox's own methods, with the view's epoch. */
     private final FencedView.Operations<T> fencedCalls = new FencedView.Operations<>() {
@@ -539,6 +543,93 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     @Override
     public String toString() {
         return "InMemoryMailbox[" + name + "]";
+    }
+
+    // ---- inspection: reads only, under the lock ----
+
+    /** How many entries of each kind {@link #inspect} looks at for the oldest message's age. */
+    private static final int OLDEST_SCAN = 100_000;
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The counts are exact. The oldest message's age is exact up to {@value #OLDEST_SCAN} queued and as many
+     * delayed or in-flight messages; beyond, it is that of the oldest among those looked at.
+     */
+    @Override
+    public Inspection.Stats inspect() {
+        lock.lock();
+        try {
+            ensureOpen();
+            long now = clock.nanoTime();
+            // what is due but not yet promoted is queued for the next receive; nothing is promoted here
+            long[] due = new long[2]; // in flight, waiting
+            long[] oldest = {Long.MAX_VALUE};
+            timed.forEachDue(now, e -> due[e.state == Entry.IN_FLIGHT ? 0 : 1]++);
+            long queued = ready.size() + due[0] + due[1];
+            long inFlightNow = inFlight.size() - due[0];
+            long delayed = timed.size() - inFlight.size() - due[1];
+            int n = 0;
+            for (Entry e : ready) {
+                oldest[0] = Math.min(oldest[0], e.enqueuedAtMillis);
+                if (++n >= OLDEST_SCAN) {
+                    break;
+                }
+            }
+            for (int i = 0; i < Math.min(timed.size(), OLDEST_SCAN); i++) {
+                oldest[0] = Math.min(oldest[0], timed.at(i).enqueuedAtMillis);
+            }
+            Duration age = oldest[0] == Long.MAX_VALUE ? null
+                    : Duration.ofMillis(Math.max(0, clock.currentTimeMillis() - oldest[0]));
+            return new Inspection.Stats(queued, inFlightNow, delayed, age, true,
+                    deadLetters == null ? null : deadLetters.name(),
+                    redrivePolicy == null ? 0 : redrivePolicy.maxReceiveCount());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public List<Inspection.Peeked> peek(int max) {
+        Inspection.requirePeekSize(max);
+        lock.lock();
+        try {
+            ensureOpen();
+            long now = clock.nanoTime();
+            List<Inspection.Peeked> out = new ArrayList<>(max);
+            for (Entry e : ready) {
+                if (out.size() == max) {
+                    return out;
+                }
+                out.add(peeked(e, Inspection.State.QUEUED));
+            }
+            // then the timed ones, soonest first: the k earliest of a heap, walked from its root, in O(k log k)
+            java.util.PriorityQueue<Integer> next = new java.util.PriorityQueue<>(
+                    (a, b) -> Long.compare(timed.at(a).dueNanos - now, timed.at(b).dueNanos - now));
+            if (!timed.isEmpty()) {
+                next.add(0);
+            }
+            while (out.size() < max && !next.isEmpty()) {
+                int i = next.poll();
+                for (int child = 2 * i + 1; child <= 2 * i + 2 && child < timed.size(); child++) {
+                    next.add(child);
+                }
+                Entry e = timed.at(i);
+                Inspection.State state = e.dueNanos - now <= 0 ? Inspection.State.QUEUED
+                        : e.state == Entry.IN_FLIGHT ? Inspection.State.IN_FLIGHT : Inspection.State.DELAYED;
+                out.add(peeked(e, state));
+            }
+            return out;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private Inspection.Peeked peeked(Entry e, Inspection.State state) {
+        byte[] body = e.payload instanceof byte[] b ? b.clone()
+                : String.valueOf(e.payload).getBytes(StandardCharsets.UTF_8);
+        return new Inspection.Peeked(idOf(e), body, e.attributes, java.time.Instant.ofEpochMilli(e.enqueuedAtMillis),
+                e.deliveryCount, state);
     }
 
     // ---- operations on one delivery: by InMemoryMessage, or by handle ----

@@ -138,7 +138,7 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *
  * @param <T> the body type
  */
-public final class RedisMailbox<T> implements Mailbox<T> {
+public final class RedisMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.Inspection {
 
     /** What a {@link #fenced} view calls: the fenced scripts, with the view's epoch. */
     private final FencedView.Operations<T> fencedCalls = new FencedView.Operations<>() {
@@ -551,6 +551,49 @@ public final class RedisMailbox<T> implements Mailbox<T> {
     public long approximateCount() {
         ensureOpen();
         return (Long) Scripts.COUNT.run(client, name, keys, List.of(channelBytes, ttlMs));
+    }
+
+    // ---- inspection (the web console): read-only scripts, nothing changes
+
+    /** How many timed, ready and due entries {@link #inspect} reads one by one, at most, of each. */
+    private static final int INSPECT_SCAN = 1_000;
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One read-only script. The counts are exact while at most {@value #INSPECT_SCAN} messages are delayed or
+     * in flight (each is read to tell which); beyond, the unread ones count as delayed and {@code exact} is false.
+     * The oldest message's age is that of the oldest among the first {@value #INSPECT_SCAN} queued, due and timed
+     * ones, by the Redis server's clock.
+     */
+    @Override
+    public dev.mailbox.api.spi.Inspection.Stats inspect() {
+        ensureOpen();
+        List<?> r = (List<?>) Scripts.INSPECT.run(client, name, keys, List.of(channelBytes, ttlMs, bytes(INSPECT_SCAN)));
+        long oldest = (Long) r.get(3);
+        long now = (Long) r.get(5);
+        return new dev.mailbox.api.spi.Inspection.Stats((Long) r.get(0), (Long) r.get(1), (Long) r.get(2),
+                oldest < 0 ? null : Duration.ofMillis(Math.max(0, now - oldest)), (Long) r.get(4) == 1,
+                deadLetters == null ? null : deadLetters.name(), maxReceiveCount);
+    }
+
+    @Override
+    public List<dev.mailbox.api.spi.Inspection.Peeked> peek(int max) {
+        dev.mailbox.api.spi.Inspection.requirePeekSize(max);
+        ensureOpen();
+        List<?> r = (List<?>) Scripts.PEEK.run(client, name, keys, List.of(channelBytes, ttlMs, bytes(max)));
+        List<dev.mailbox.api.spi.Inspection.Peeked> out = new ArrayList<>();
+        for (int i = 1; i + 5 < r.size(); i += 6) {
+            dev.mailbox.api.spi.Inspection.State state = switch (string(r.get(i + 4))) {
+                case "q" -> dev.mailbox.api.spi.Inspection.State.QUEUED;
+                case "f" -> dev.mailbox.api.spi.Inspection.State.IN_FLIGHT;
+                default -> dev.mailbox.api.spi.Inspection.State.DELAYED;
+            };
+            out.add(new dev.mailbox.api.spi.Inspection.Peeked(string(r.get(i)), (byte[]) r.get(i + 1),
+                    decodeAttributes((byte[]) r.get(i + 5)), java.time.Instant.ofEpochMilli((Long) r.get(i + 2)),
+                    (int) (long) (Long) r.get(i + 3), state));
+        }
+        return out;
     }
 
     /** @return this mailbox's wake hub (for tests in this package) */

@@ -34,7 +34,9 @@ import java.util.regex.Pattern;
  * which also caches it there.
  */
 enum Scripts {
-    SEND("send"), RECEIVE("receive"), ACK("ack"), NACK("nack"), EXTEND("extend"), COUNT("count"), PURGE("purge");
+    SEND("send"), RECEIVE("receive"), ACK("ack"), NACK("nack"), EXTEND("extend"), COUNT("count"), PURGE("purge"),
+    /** Read only: the web console's counts and peeks (see {@link dev.mailbox.api.spi.Inspection}). */
+    INSPECT("inspect"), PEEK("peek");
 
     private static final String FENCED = "FENCED ";
 

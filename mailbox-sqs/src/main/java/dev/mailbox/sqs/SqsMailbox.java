@@ -145,7 +145,7 @@ import java.util.function.Supplier;
  *
  * @param <T> the body type
  */
-public final class SqsMailbox<T> implements Mailbox<T> {
+public final class SqsMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.Inspection {
 
     /** What a {@link #fenced} view calls: this mailbox's own fenced methods, with the view's epoch. */
     private final dev.mailbox.api.spi.FencedView.Operations<T> fencedCalls =
@@ -757,6 +757,51 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                         QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE,
                         QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED))).attributes();
         return a.values().stream().mapToLong(Long::parseLong).sum();
+    }
+
+    // ---- inspection (the web console): SQS's approximate counts; no peek
+
+    private static final java.util.regex.Pattern DEAD_LETTER_ARN =
+            java.util.regex.Pattern.compile("\"deadLetterTargetArn\"\\s*:\\s*\"[^\"]*:([^\":]+)\"");
+    private static final java.util.regex.Pattern MAX_RECEIVES =
+            java.util.regex.Pattern.compile("\"maxReceiveCount\"\\s*:\\s*\"?(\\d{1,4})");
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One GetQueueAttributes: SQS's approximate counts of visible, not visible (in flight) and delayed
+     * messages, and its RedrivePolicy. Never exact, and without the oldest message's age, which SQS keeps only as a
+     * CloudWatch metric.
+     */
+    @Override
+    public dev.mailbox.api.spi.Inspection.Stats inspect() {
+        ensureOpen();
+        Map<QueueAttributeName, String> a = call("inspect", () -> sqs.getQueueAttributes(r -> r.queueUrl(queueUrl)
+                .attributeNames(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
+                        QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE,
+                        QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED,
+                        QueueAttributeName.REDRIVE_POLICY))).attributes();
+        String redrive = a.getOrDefault(QueueAttributeName.REDRIVE_POLICY, "");
+        java.util.regex.Matcher dlq = DEAD_LETTER_ARN.matcher(redrive);
+        java.util.regex.Matcher receives = MAX_RECEIVES.matcher(redrive);
+        return new dev.mailbox.api.spi.Inspection.Stats(
+                Long.parseLong(a.getOrDefault(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES, "0")),
+                Long.parseLong(a.getOrDefault(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE, "0")),
+                Long.parseLong(a.getOrDefault(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED, "0")),
+                null, false, dlq.find() ? dlq.group(1) : null, receives.find() ? Integer.parseInt(receives.group(1)) : 0);
+    }
+
+    /** @return false: SQS reads a message only by receiving it, which hides it and counts a delivery */
+    @Override
+    public boolean canPeek() {
+        return false;
+    }
+
+    /** @throws UnsupportedOperationException always: see {@link #canPeek()} */
+    @Override
+    public List<dev.mailbox.api.spi.Inspection.Peeked> peek(int max) {
+        throw new UnsupportedOperationException("SQS cannot show a message without receiving it (which hides it and "
+                + "counts a delivery): mailbox '" + name + "' cannot be peeked");
     }
 
     /** Closes the client too if this mailbox made it. Messages and the queue stay. */

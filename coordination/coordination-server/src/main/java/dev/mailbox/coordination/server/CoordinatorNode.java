@@ -537,6 +537,61 @@ public final class CoordinatorNode implements AutoCloseable {
         return stateMachine().routeWatchers();
     }
 
+    /**
+     * What the web console shows of this coordinator ({@link dev.mailbox.console.Console#serve}): its own status
+     * and members, and the namespaces, nodes, leases and routes of its own replicated state, read locally (as a
+     * stale read: a follower may lag the leader by what it has not applied yet). Leases show their time left on
+     * the leader, which alone keeps renewal deadlines. A coordinator holds no messages, so it lists no mailboxes.
+     *
+     * @return the console's source for this node
+     */
+    public dev.mailbox.console.ConsoleSource consoleSource() {
+        return new dev.mailbox.console.ConsoleSource() {
+            @Override
+            public String kind() {
+                return "coordinator";
+            }
+
+            @Override
+            public String id() {
+                return id;
+            }
+
+            @Override
+            public List<dev.mailbox.coordination.ClusterStatus> coordinators() {
+                return List.of(new dev.mailbox.coordination.ClusterStatus(id, role(), leaderId(), term(),
+                        appliedIndex(), commitIndex(), currentMembers(), fault()));
+            }
+
+            @Override
+            public List<dev.mailbox.coordination.NamespaceInfo> namespaces() {
+                return stateMachine().readTable(LeaseTable::namespaces);
+            }
+
+            @Override
+            public List<NodeInfo> nodes() {
+                return stateMachine().readTable(LeaseTable::nodes);
+            }
+
+            @Override
+            public List<dev.mailbox.coordination.Lease> leases() {
+                return stateMachine().readTable(LeaseTable::leases);
+            }
+
+            @Override
+            public long timeLeftMillis(dev.mailbox.coordination.Lease lease) {
+                return isLeader() ? stateMachine().millisLeft(lease.mailboxId(), lease.leaseId(), System.nanoTime())
+                        : -1;
+            }
+
+            @Override
+            public dev.mailbox.coordination.RoutingSnapshot routes() {
+                return stateMachine().readTable(t -> new dev.mailbox.coordination.RoutingSnapshot(t.routesRevision(),
+                        t.routes()));
+            }
+        };
+    }
+
     /** The current lease of a mailbox in this node's own state (for authorization: whose lease it is). */
     private java.util.Optional<dev.mailbox.coordination.Lease> localLease(String mailboxId) {
         return java.util.Optional.ofNullable(stateMachine().readTable(t -> t.get(mailboxId)));

@@ -381,6 +381,51 @@ public final class MailboxNode implements AutoCloseable {
         }
     }
 
+    /**
+     * What the web console shows of this node ({@link dev.mailbox.console.Console#serve}): the cluster as its
+     * coordination client reads it, and the mailboxes it can reach: those it hosts, those it opened from its
+     * backend, and those whose route names it; on a shared backend (Redis, SQS) every routed mailbox, opened on
+     * demand as a call would open it. A mailbox of a node-local backend (memory) that this node has not opened is
+     * not shown: opening it here would make an empty one.
+     *
+     * @return the console's source for this node
+     */
+    public dev.mailbox.console.ConsoleSource consoleSource() {
+        return new dev.mailbox.console.NodeConsoleSource(id, coordinator, new dev.mailbox.console.NodeConsoleSource
+                .Mailboxes() {
+            @Override
+            public java.util.SortedSet<String> ids() {
+                TreeSet<String> ids = new TreeSet<>(hosted.keySet());
+                ids.addAll(opened.asMap().keySet());
+                RoutingTable table = routes;
+                MailboxBackend b = backend;
+                if (table != null) {
+                    for (dev.mailbox.coordination.Route r : table.routes().values()) {
+                        boolean reachable = r.address().equals(address) || (b != null && b.shared());
+                        if (reachable && !CoordinationLimits.namespaceOf(r.mailboxId())
+                                .equals(CoordinationLimits.NODES_NAMESPACE)) {
+                            ids.add(r.mailboxId());
+                        }
+                    }
+                }
+                return ids;
+            }
+
+            @Override
+            public Optional<Mailbox<byte[]>> open(String mailboxId) {
+                Mailbox<byte[]> m = hosted.get(mailboxId);
+                if (m == null) {
+                    m = opened.getIfPresent(mailboxId);
+                }
+                MailboxBackend b = backend;
+                if (m == null && b != null && b.shared() && !closed) {
+                    m = opened.get(mailboxId, b::open);
+                }
+                return Optional.ofNullable(m);
+            }
+        });
+    }
+
     /** @return the ids of the mailboxes opened from the backend now, sorted */
     public Set<String> opened() {
         return new TreeSet<>(opened.asMap().keySet());

@@ -461,6 +461,17 @@ public final class LeaseStateMachine extends BaseStateMachine {
     }
 
     /**
+     * @param mailboxId a mailbox
+     * @param leaseId   its lease
+     * @param nowNanos  {@link System#nanoTime()}
+     * @return how long until that lease's deadline, in milliseconds (0 once due), or -1 if this node tracks no
+     *         deadline for it (deadlines are the leader's: elsewhere they are not kept up to date)
+     */
+    public long millisLeft(String mailboxId, long leaseId, long nowNanos) {
+        return deadlines.millisLeft(mailboxId, leaseId, nowNanos);
+    }
+
+    /**
      * Leases whose deadline has passed and that are not being expired already; marks them so.
      *
      * @param nowNanos the time
@@ -622,6 +633,16 @@ public final class LeaseStateMachine extends BaseStateMachine {
             long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis() + graceMillis);
             byMailbox.put(l.mailboxId(), new Tracked(l.leaseId(), l.epoch(), window, now + window));
             return true;
+        }
+
+        long millisLeft(String mailboxId, long leaseId, long now) {
+            Tracked t = byMailbox.get(mailboxId);
+            if (t == null || t.leaseId != leaseId) {
+                return -1;
+            }
+            synchronized (t) {
+                return Math.max(0, TimeUnit.NANOSECONDS.toMillis(t.deadline - now));
+            }
         }
 
         void forget(String mailboxId, long leaseId) {
