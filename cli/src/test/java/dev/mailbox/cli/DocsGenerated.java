@@ -656,7 +656,8 @@ final class DocsGenerated {
         if (first.length() > 200 && colon > 0) {
             first = first.substring(0, colon) + ".";
         }
-        return first.strip();
+        first = first.strip();
+        return first.endsWith(":") ? first.substring(0, first.length() - 1) + "." : first;
     }
 
     // ---- alerts --------------------------------------------------------------------------------------------
