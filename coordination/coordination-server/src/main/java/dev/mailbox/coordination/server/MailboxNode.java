@@ -58,7 +58,8 @@ import org.slf4j.LoggerFactory;
  * mailbox lives in its object, so it stays open until the node closes). Who owns a mailbox is decided
  * by its lease: the route of a mailbox points at the address its lease holder gave, which for a runner
  * on this node is {@link #address()}. A call for a mailbox hosted here is served here whatever the routing table says.
- * A call is forwarded at most once, so a stale route cannot loop.
+ * A call is forwarded at most once, so a stale route cannot loop. A channel to another node is closed after a
+ * minute without a call, so that one to a node that moved (or left) does not stay open for good.
  *
  * <p>Receives and handle actions a leased runner makes carry its lease's epoch; the node refuses one
  * below the epoch of the mailbox's current route and makes the rest through the backend's
@@ -172,6 +173,9 @@ public final class MailboxNode implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        long peerIdle = b.peerIdleClose.toNanos();
+        heartbeats.scheduleWithFixedDelay(() -> service.closeIdlePeers(peerIdle), peerIdle / 2, peerIdle / 2,
+                TimeUnit.NANOSECONDS);
         if (coordinator != null) {
             try {
                 register();
@@ -384,6 +388,11 @@ public final class MailboxNode implements AutoCloseable {
         return new TreeSet<>(opened.asMap().keySet());
     }
 
+    /** @return the addresses of the other nodes this node holds a channel to, for forwarding (for tests) */
+    Set<String> peerAddresses() {
+        return service.peerAddresses();
+    }
+
     /** @return the ids of the hosted mailboxes, sorted */
     public Set<String> hosted() {
         return new TreeSet<>(hosted.keySet());
@@ -508,6 +517,7 @@ public final class MailboxNode implements AutoCloseable {
         private @Nullable Access access;
         private boolean requireSecurity;
         private dev.mailbox.coordination.ClientSecurity peerSecurity = dev.mailbox.coordination.ClientSecurity.none();
+        private Duration peerIdleClose = Duration.ofMinutes(1);
 
         private Builder(String id) {
             Objects.requireNonNull(id, "id");
@@ -634,6 +644,19 @@ public final class MailboxNode implements AutoCloseable {
                 throw new IllegalArgumentException("idleClose must be positive, was " + idle);
             }
             this.idleClose = idle;
+            return this;
+        }
+
+        /**
+         * @param idle how long a channel to another node may go without a call before it is closed (default 1
+         *             minute); a node whose address changed is called no more at the old one (for tests)
+         * @return this builder
+         */
+        Builder peerIdleClose(Duration idle) {
+            if (idle.isNegative() || idle.isZero()) {
+                throw new IllegalArgumentException("peerIdleClose must be positive, was " + idle);
+            }
+            this.peerIdleClose = idle;
             return this;
         }
 

@@ -80,7 +80,7 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
     private final @Nullable AccessPolicy policy;
     private final dev.mailbox.coordination.ClientSecurity peerSecurity;
     private final Function<String, Optional<Route>> routes;
-    private final ConcurrentHashMap<String, ManagedChannel> peers = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Peer> peers = new ConcurrentHashMap<>();
     private final java.util.concurrent.Semaphore waiting;
     private final int maxWaiting;
     private final Counter busy;
@@ -232,7 +232,9 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
             return null;
         }
         forwarded.increment();
-        MailboxServiceGrpc.MailboxServiceStub stub = MailboxServiceGrpc.newStub(peer(route.get().address()));
+        Peer peer = peer(route.get().address());
+        // the peer's channel stays open while this call runs: released when the call closes (see Peer)
+        MailboxServiceGrpc.MailboxServiceStub stub = MailboxServiceGrpc.newStub(peer.channel).withInterceptors(peer);
         io.grpc.Metadata header = new io.grpc.Metadata();
         if (DataPlane.headerSafe(mailbox)) {
             header.put(DataPlane.MAILBOX_HEADER, mailbox);
@@ -246,8 +248,12 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         if (deadline != null) {
             stub = stub.withDeadline(deadline);
         }
-        forward.accept(stub.withMaxInboundMessageSize(DataPlane.MAX_MESSAGE)
-                .withMaxOutboundMessageSize(DataPlane.MAX_MESSAGE));
+        try {
+            forward.accept(stub.withMaxInboundMessageSize(DataPlane.MAX_MESSAGE)
+                    .withMaxOutboundMessageSize(DataPlane.MAX_MESSAGE));
+        } finally {
+            peer.release(); // the call holds its own use from its start to its close
+        }
         return null;
     }
 
@@ -282,11 +288,121 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         };
     }
 
-    private ManagedChannel peer(String address) {
+    /** A channel to a peer that is in use: release it when done (see {@link Peer#release}). */
+    private Peer peer(String address) {
+        while (true) {
+            Peer p = peers.computeIfAbsent(address, this::openPeer);
+            if (p.acquire()) {
+                return p;
+            }
+            peers.remove(address, p); // closed by a sweep between the lookup and the acquire
+        }
+    }
+
+    private Peer openPeer(String address) {
         // replies are relayed straight to the caller's observer, which never blocks: no executor hop
-        return peers.computeIfAbsent(address, a -> dev.mailbox.coordination.internal.Tls.channel(a, peerSecurity)
-                .directExecutor()
-                .maxInboundMessageSize(DataPlane.MAX_MESSAGE).build());
+        return new Peer(address, dev.mailbox.coordination.internal.Tls.channel(address, peerSecurity)
+                .directExecutor().maxInboundMessageSize(DataPlane.MAX_MESSAGE).build());
+    }
+
+    /**
+     * Closes the channels to peers that no call has used for {@code idleNanos} and that carry no call now. A
+     * peer that moved (a node restarted at another address, a route now naming another node) is no longer
+     * called at its old address, so its channel there goes; a peer still in use keeps its channel, and one
+     * idle a while is reconnected on its next call.
+     *
+     * @param idleNanos how long a channel may go unused
+     * @return how many were closed
+     */
+    public int closeIdlePeers(long idleNanos) {
+        int closed = 0;
+        long now = System.nanoTime();
+        for (Peer p : peers.values()) {
+            if (p.closeIfIdle(now, idleNanos)) {
+                peers.remove(p.address, p);
+                closed++;
+            }
+        }
+        return closed;
+    }
+
+    /** @return the addresses this node holds a channel to now, for forwarding */
+    public java.util.Set<String> peerAddresses() {
+        return new java.util.TreeSet<>(peers.keySet());
+    }
+
+    /**
+     * A channel to another node and the calls on it: counted from {@link #acquire} (or, for a call, from its
+     * start) to {@link #release} (its close), so that a sweep never closes a channel a call is using or about
+     * to use.
+     */
+    private static final class Peer implements io.grpc.ClientInterceptor {
+        final String address;
+        final ManagedChannel channel;
+        private int inUse; // guarded by this
+        private long lastUsed = System.nanoTime(); // guarded by this
+        private boolean closed; // guarded by this
+
+        Peer(String address, ManagedChannel channel) {
+            this.address = address;
+            this.channel = channel;
+        }
+
+        synchronized boolean acquire() {
+            if (closed) {
+                return false;
+            }
+            inUse++;
+            lastUsed = System.nanoTime();
+            return true;
+        }
+
+        synchronized void release() {
+            inUse--;
+            lastUsed = System.nanoTime();
+        }
+
+        boolean closeIfIdle(long now, long idleNanos) {
+            synchronized (this) {
+                if (closed || inUse > 0 || now - lastUsed < idleNanos) {
+                    return false;
+                }
+                closed = true;
+            }
+            channel.shutdown();
+            return true;
+        }
+
+        void closeNow() {
+            synchronized (this) {
+                closed = true;
+            }
+            channel.shutdownNow();
+        }
+
+        @Override
+        public <Q, A> io.grpc.ClientCall<Q, A> interceptCall(io.grpc.MethodDescriptor<Q, A> method,
+                                                           io.grpc.CallOptions options, io.grpc.Channel next) {
+            return new io.grpc.ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
+                @Override
+                public void start(Listener<A> listener, io.grpc.Metadata headers) {
+                    acquire(); // cannot fail: the forwarding call holds a use until this start returns
+                    try {
+                        super.start(new io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener<>(
+                                listener) {
+                            @Override
+                            public void onClose(io.grpc.Status status, io.grpc.Metadata trailers) {
+                                release();
+                                super.onClose(status, trailers);
+                            }
+                        }, headers);
+                    } catch (RuntimeException | Error e) {
+                        release();
+                        throw e;
+                    }
+                }
+            };
+        }
     }
 
     @Override
@@ -536,7 +652,7 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
 
     @Override
     public void close() {
-        peers.values().forEach(ManagedChannel::shutdownNow);
+        peers.values().forEach(Peer::closeNow);
         peers.clear();
     }
 }
