@@ -35,11 +35,13 @@ public interface Routes {
      *                     coordinator still has the changes since), or 0 for a snapshot
      * @param watcher      receives the stream
      * @return the stream, to close when done
+     * @throws IllegalStateException if the client is closed
      */
     Watch watch(long fromRevision, RouteWatcher watcher);
 
     /**
-     * Starts a {@link RoutingTable} that keeps a current copy of the routing table. Close it when done.
+     * Starts a {@link RoutingTable} that keeps a current copy of the routing table. Close it when done; it
+     * stops by itself once its client is closed.
      *
      * @return the table, already connecting
      */

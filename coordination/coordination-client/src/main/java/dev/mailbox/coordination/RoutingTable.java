@@ -20,7 +20,8 @@ import org.jspecify.annotations.Nullable;
  * <p>Reads are lock-free and may be a little behind the coordinators. A snapshot replaces the whole
  * table at once, so a reader never sees part of one. A route may name a runner that has just lost its
  * lease, so whoever acts on a route must tolerate finding the owner gone. Thread-safe.
- * Obtain one from {@link Routes#table()}; it is built on {@link Routes#watch} alone.
+ * Obtain one from {@link Routes#table()}; it is built on {@link Routes#watch} alone, and stops (as if
+ * closed) once its client is closed, when {@code watch} throws {@link IllegalStateException}.
  */
 public final class RoutingTable implements AutoCloseable {
 
@@ -143,6 +144,9 @@ public final class RoutingTable implements AutoCloseable {
         }
         try {
             watch = source.watch(synced ? revision : 0, new Watcher());
+        } catch (IllegalStateException clientClosed) {
+            close(); // nothing to reconnect with: a closed client never watches again
+            return;
         } catch (RuntimeException e) {
             retry();
         }

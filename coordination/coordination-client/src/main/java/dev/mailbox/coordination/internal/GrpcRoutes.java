@@ -37,6 +37,9 @@ final class GrpcRoutes implements Routes {
         if (fromRevision < 0) {
             throw new IllegalArgumentException("fromRevision must be 0 or more, was " + fromRevision);
         }
+        if (calls.scheduler().isShutdown()) {
+            throw new IllegalStateException("this coordination client is closed: it watches no routes");
+        }
         ManagedChannel channel = calls.currentChannel();
         Stream stream = new Stream(channel, watcher);
         try {
