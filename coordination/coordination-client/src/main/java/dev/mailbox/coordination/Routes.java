@@ -40,8 +40,9 @@ public interface Routes {
     Watch watch(long fromRevision, RouteWatcher watcher);
 
     /**
-     * Starts a {@link RoutingTable} that keeps a current copy of the routing table. Close it when done; it
-     * stops by itself once its client is closed.
+     * A {@link RoutingTable} that keeps a current copy of the routing table. Every table of one client is a
+     * view of one copy, kept by one stream, however many are open. Close it when done (the copy goes with
+     * the last view); it stops by itself once its client is closed.
      *
      * @return the table, already connecting
      */
