@@ -1,9 +1,11 @@
 package dev.mailbox.benchmarks;
 
 import dev.mailbox.api.Codec;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.SendOptions;
 import dev.mailbox.inmemory.InMemoryMailbox;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -36,14 +38,19 @@ import java.util.concurrent.TimeUnit;
 public class CycleBenchmark {
 
     /** Which queue. */
-    @Param({"LinkedBlockingQueue", "InMemoryMailbox-utf8", "InMemoryMailbox-reference"})
+    @Param({"LinkedBlockingQueue", "InMemoryMailbox-utf8", "InMemoryMailbox-reference", "InMemoryMailbox-fifo"})
     public String impl;
 
     private static final String BODY = "hello, mailbox";
     private static final ReceiveOptions ONE = ReceiveOptions.defaults();
 
+    private static final SendOptions[] GROUPS = java.util.stream.IntStream.range(0, 1000)
+            .mapToObj(i -> SendOptions.defaults().withGroupId("g" + i)).toArray(SendOptions[]::new);
+
     private LinkedBlockingQueue<String> queue;
     private Mailbox<String> mailbox;
+    private boolean grouped;
+    private int next;
 
     /** Builds the queue under test. */
     @Setup(Level.Trial)
@@ -52,6 +59,10 @@ public class CycleBenchmark {
             case "LinkedBlockingQueue" -> queue = new LinkedBlockingQueue<>();
             case "InMemoryMailbox-utf8" -> mailbox = InMemoryMailbox.builder("bench", Codec.utf8()).build();
             case "InMemoryMailbox-reference" -> mailbox = new InMemoryMailbox<>("bench");
+            case "InMemoryMailbox-fifo" -> {
+                mailbox = InMemoryMailbox.builder("bench", Codec.utf8()).fifo(FifoOptions.defaults()).build();
+                grouped = true; // 1,000 groups in turn
+            }
             default -> throw new IllegalArgumentException("unknown impl " + impl);
         }
     }
@@ -71,7 +82,11 @@ public class CycleBenchmark {
             queue.offer(BODY);
             return queue.poll();
         }
-        mailbox.send(BODY);
+        if (grouped) {
+            mailbox.send(BODY, GROUPS[next++ % GROUPS.length]);
+        } else {
+            mailbox.send(BODY);
+        }
         Message<String> m = mailbox.receive(ONE).get(0);
         m.acknowledge();
         return m.body();

@@ -36,6 +36,18 @@ public final class Limits {
     public static final int MAX_DEDUPLICATION_ID_LENGTH = 128;
     /** How long a mailbox remembers a send deduplication id (SQS's window). */
     public static final Duration DEDUPLICATION_WINDOW = Duration.ofMinutes(5);
+    /** Longest message group id (SQS's {@code MessageGroupId}). */
+    public static final int MAX_GROUP_ID_LENGTH = 128;
+    /**
+     * Fairness, first half of the noisy-tenant rule (SQS's fair queues): a tenant is noisy only while it has
+     * at least this many messages in flight. See {@link #isNoisyTenant(long, long)}.
+     */
+    public static final int NOISY_TENANT_MIN_IN_FLIGHT = 30;
+    /**
+     * Fairness, second half of the noisy-tenant rule: a tenant is noisy only while its in-flight messages are
+     * more than this percentage of all the mailbox's in-flight messages. See {@link #isNoisyTenant(long, long)}.
+     */
+    public static final int NOISY_TENANT_MIN_SHARE_PERCENT = 10;
 
     /** Longest portable mailbox name: SQS's queue name limit. */
     public static final int MAX_NAME_LENGTH = 80;
@@ -300,5 +312,66 @@ public final class Limits {
                     + (id.length() > 200 ? id.substring(0, 200) + "..." : id) + "'");
         }
         return id;
+    }
+
+    private static final java.util.regex.Pattern GROUP_ID =
+            java.util.regex.Pattern.compile("[A-Za-z0-9!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~]{1," + MAX_GROUP_ID_LENGTH + "}");
+
+    /**
+     * Checks a message group id as SQS checks a {@code MessageGroupId}.
+     *
+     * @param groupId a message group id
+     * @return the id
+     * @throws IllegalArgumentException unless it is 1 to {@link #MAX_GROUP_ID_LENGTH} characters from A-Z, a-z,
+     *                                  0-9 and the ASCII punctuation {@code !"#$%&'()*+,-./:;<=>?@[\]^_`{|}~}
+     */
+    public static String requireGroupId(String groupId) {
+        Objects.requireNonNull(groupId, "groupId");
+        if (!GROUP_ID.matcher(groupId).matches()) {
+            throw new IllegalArgumentException("message group id must be 1 to " + MAX_GROUP_ID_LENGTH
+                    + " characters from A-Z, a-z, 0-9 and ASCII punctuation (SQS's MessageGroupId rule), was '"
+                    + (groupId.length() > 200 ? groupId.substring(0, 200) + "...(" + groupId.length()
+                    + " characters)" : groupId) + "'");
+        }
+        return groupId;
+    }
+
+    /**
+     * Checks a send to a FIFO mailbox (see {@link MailboxCapabilities#fifo()}) the way every backend does,
+     * before anything is stored: it needs a {@link SendOptions#withGroupId group id}, and it may not have a
+     * per-message delay (SQS's FIFO rules).
+     *
+     * @param mailbox the mailbox's name, for the message
+     * @param options the send's options
+     * @return the options
+     * @throws IllegalArgumentException naming the rule that the send breaks
+     */
+    public static SendOptions requireFifoSend(String mailbox, SendOptions options) {
+        Objects.requireNonNull(options, "options");
+        if (options.groupId() == null) {
+            throw new IllegalArgumentException("mailbox '" + mailbox + "' is a FIFO mailbox: every send needs a"
+                    + " message group id (SendOptions.withGroupId), which orders it within its group");
+        }
+        if (!options.delay().isZero()) {
+            throw new IllegalArgumentException("mailbox '" + mailbox + "' is a FIFO mailbox: a send may not have"
+                    + " a per-message delay (was " + options.delay() + "), since a delayed message would hold"
+                    + " back the rest of its group");
+        }
+        return options;
+    }
+
+    /**
+     * The noisy-tenant rule of fair standard mailboxes (see {@link MailboxCapabilities#fairness()}), SQS's
+     * concurrency-share rule: a tenant is noisy while it has at least {@link #NOISY_TENANT_MIN_IN_FLIGHT}
+     * messages in flight and they are more than {@link #NOISY_TENANT_MIN_SHARE_PERCENT}% of all the mailbox's
+     * in-flight messages.
+     *
+     * @param tenantInFlight the tenant's messages in flight
+     * @param totalInFlight  all the mailbox's messages in flight, the tenant's included
+     * @return whether the tenant is noisy
+     */
+    public static boolean isNoisyTenant(long tenantInFlight, long totalInFlight) {
+        return tenantInFlight >= NOISY_TENANT_MIN_IN_FLIGHT
+                && tenantInFlight * 100 > totalInFlight * NOISY_TENANT_MIN_SHARE_PERCENT;
     }
 }

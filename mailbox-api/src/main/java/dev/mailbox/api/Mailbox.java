@@ -23,15 +23,52 @@ import java.util.function.Consumer;
  *       handle and a higher {@link Message#deliveryCount()}. Consumers must be idempotent.</li>
  *   <li><b>Receipt handles.</b> Only the handle of the current delivery of an in-flight message may
  *       acknowledge, nack or extend it; any other is stale and changes nothing (see
- *       {@link Message}).</li>
+ *       {@link Message}). Where {@link MailboxCapabilities#lateAcknowledge()}, the most recent delivery's
+ *       handle still acknowledges after the visibility timeout ended, until the message is delivered
+ *       again.</li>
  *   <li><b>Long polling.</b> {@link #receive(ReceiveOptions)} with a wait time blocks until a message
  *       is available or the wait ends. It wakes promptly when a message is sent, nacked, reaches the
  *       end of its delay or of its visibility timeout, and never polls in a busy loop.</li>
- *   <li><b>Order</b> is FIFO where {@link MailboxCapabilities#fifo()} says so, otherwise best
- *       effort.</li>
+ *   <li><b>Order.</b> A standard mailbox's order is best effort (in the order messages became visible
+ *       where {@link MailboxCapabilities#visibilityOrder()} says so); a FIFO mailbox's is strict within each
+ *       message group, see below.</li>
  *   <li><b>Limits</b> are SQS's on every backend: see {@link Limits}.</li>
  *   <li><b>Threads.</b> Every implementation is safe for concurrent use by any number of threads.</li>
  * </ul>
+ *
+ * <h2>FIFO mailboxes</h2>
+ * A mailbox is created FIFO or standard (the backend's builder takes {@link FifoOptions}; a mailbox never
+ * changes kind) and says which through {@link MailboxCapabilities#fifo()}. On a FIFO mailbox, as on SQS's
+ * FIFO queues:
+ * <ol>
+ *   <li>every send names a message group ({@link SendOptions#withGroupId}); a send without one, or with a
+ *       per-message delay, is refused with {@link IllegalArgumentException} and stores nothing;</li>
+ *   <li>within a group, messages are delivered in send order (a batch in the batch's order), and each gets a
+ *       {@link Message#sequenceNumber()} that grows with it;</li>
+ *   <li>while a message of a group is in flight, no later message of that group is delivered to anyone;
+ *       one receive may return several consecutive messages of a group, in order (they are then in flight
+ *       together and the group waits for all of them);</li>
+ *   <li>a nack, or a visibility timeout that ends, puts the message back at the head of its group, ahead of
+ *       the group's later messages (with a nack timeout, the group waits for it);</li>
+ *   <li>with a {@link RedrivePolicy}, the head that has been delivered {@code maxReceiveCount} times moves
+ *       to the dead-letter mailbox when it would be delivered again, which unblocks its group; the
+ *       dead-letter mailbox of a FIFO mailbox must be FIFO too (the builder refuses another), and dead
+ *       letters keep their group ids and their order;</li>
+ *   <li>groups never wait for each other: a blocked group holds back only its own messages;</li>
+ *   <li>deduplication ids are remembered for {@link Limits#DEDUPLICATION_WINDOW} (5 minutes) in the
+ *       mailbox or per group, and a send without one may be deduplicated by its content (see
+ *       {@link FifoOptions});</li>
+ *   <li>{@link #purge()}, {@link #approximateCount()} and every other call behave as on a standard
+ *       mailbox.</li>
+ * </ol>
+ *
+ * <h2>Fair standard mailboxes</h2>
+ * On a standard mailbox that declares {@link MailboxCapabilities#fairness()}, a group id names a tenant
+ * (a message without one is a tenant of its own). While a tenant is noisy ({@link Limits#isNoisyTenant}:
+ * at least 30 messages in flight and more than 10 % of the mailbox's in-flight messages, SQS's rule) a receive
+ * returns other tenants' visible messages before the noisy tenant's; when only noisy tenants have visible
+ * messages it returns those, first from the noisy tenant with the fewest in flight, so no receive comes back
+ * emptier than it would without fairness. Without a noisy tenant nothing changes. There is no order promise.
  *
  * <p>A mailbox object is a handle on a queue: closing it releases the object's resources (and wakes
  * its blocked receivers) but, on a remote backend, does not delete the queue or its messages.
@@ -61,8 +98,10 @@ public interface Mailbox<T> extends AutoCloseable {
      * Sends one message.
      *
      * @param body    the body, not {@code null}
-     * @param options delay and attributes
-     * @return the new message's id
+     * @param options delay, attributes, deduplication id and group id
+     * @return the new message's id (the first send's, for a deduplicated send)
+     * @throws IllegalArgumentException   on a {@link MailboxCapabilities#fifo() FIFO} mailbox, if the options
+     *                                    have no group id or have a delay (nothing is stored)
      * @throws SerializationException     if the body cannot be encoded (nothing is stored)
      * @throws MessageTooLargeException   if the encoded message is too large (nothing is stored)
      * @throws MailboxFullException       if the mailbox is at capacity (nothing is stored)
@@ -90,7 +129,9 @@ public interface Mailbox<T> extends AutoCloseable {
      * @param bodies  the bodies, 1 to 10, none {@code null}
      * @param options delay and attributes for every message of the batch
      * @return the new messages' ids, in the order of {@code bodies}
-     * @throws IllegalArgumentException if there are fewer than 1 or more than 10 bodies
+     * @throws IllegalArgumentException if there are fewer than 1 or more than 10 bodies, or, on a
+     *                                  {@link MailboxCapabilities#fifo() FIFO} mailbox, if the options have no
+     *                                  group id or have a delay
      */
     List<String> sendBatch(List<? extends T> bodies, SendOptions options);
 
@@ -191,10 +232,11 @@ public interface Mailbox<T> extends AutoCloseable {
      * Acknowledges the delivery whose receipt handle this is: the same as {@link Message#acknowledge()}
      * on the message it came with, for a caller that kept only the handle (a client in another process,
      * a node that restarted). The handle is the backend's own, so it works from any mailbox object of
-     * the same queue, in any process, while the delivery is current.
+     * the same queue, in any process, while the delivery is current (or, where
+     * {@link MailboxCapabilities#lateAcknowledge()}, after it lapsed, until the message is delivered again).
      *
      * @param receiptHandle a handle this mailbox's backend issued
-     * @throws ReceiptHandleExpiredException if the handle is not the current delivery's (where the
+     * @throws ReceiptHandleExpiredException if the handle is stale (see {@link Message}; where the
      *                                       backend can tell: {@link MailboxCapabilities#detectsStaleAcknowledge()})
      * @throws IllegalArgumentException      if the string is not a handle this backend issues
      * @throws FencedException               through a {@link #fenced} view whose epoch was overtaken

@@ -6,7 +6,9 @@ import java.util.Objects;
 /**
  * What a backend guarantees where the contract lets backends differ. Every mailbox reports its own
  * through {@link Mailbox#capabilities()}, and the compatibility kit reads them instead of skipping
- * tests: a backend that does not claim FIFO is still tested, against the weaker rule.
+ * tests: a backend that does not claim an ordering is still tested, against the weaker rule, and the
+ * groups of tests for an optional feature (FIFO mailboxes, fairness, late acknowledgement) run wherever a
+ * mailbox declares it.
  *
  * <p>Immutable; build one with {@link #builder()}.
  */
@@ -22,6 +24,9 @@ public final class MailboxCapabilities {
     private final boolean extendedNames;
     private final boolean atomicFencing;
     private final boolean durableDeduplication;
+    private final boolean visibilityOrder;
+    private final boolean fairness;
+    private final boolean lateAcknowledge;
 
     private MailboxCapabilities(Builder b) {
         this.exactCount = b.exactCount;
@@ -34,6 +39,9 @@ public final class MailboxCapabilities {
         this.extendedNames = b.extendedNames;
         this.atomicFencing = b.atomicFencing;
         this.durableDeduplication = b.durableDeduplication;
+        this.visibilityOrder = b.visibilityOrder;
+        this.fairness = b.fairness;
+        this.lateAcknowledge = b.lateAcknowledge;
     }
 
     /** @return a builder starting from the weakest guarantees */
@@ -50,11 +58,61 @@ public final class MailboxCapabilities {
     }
 
     /**
-     * @return {@code true} if messages are delivered in the order they became visible (send order for
-     *         messages sent without delay); {@code false} for best-effort order
+     * Whether this mailbox is a FIFO mailbox: created so (see {@link FifoOptions}), with every rule of
+     * {@link Mailbox}'s "FIFO mailboxes": a group id on every send and no per-message delay; per-group send
+     * order; no later message of a group delivered while an earlier one is in flight; a nacked or lapsed
+     * message back at its group's head; the head dead-lettered after {@code maxReceiveCount} deliveries into a
+     * FIFO dead-letter mailbox, unblocking its group; groups independent of each other; deduplication by id
+     * or content within {@link Limits#DEDUPLICATION_WINDOW}, per mailbox or per group. A standard mailbox
+     * answers {@code false}.
+     *
+     * <p>Declared today by the in-memory backend's FIFO mailboxes. Redis, SQS and a remote mailbox through a
+     * node do not create FIFO mailboxes yet (issue 31) and answer {@code false}: an SQS FIFO queue opened by
+     * {@code SqsMailbox} is used with one group per message, so without order. Each will declare it when it
+     * passes the kit's FIFO group.
+     *
+     * @return whether this is a FIFO mailbox
      */
     public boolean fifo() {
         return fifo;
+    }
+
+    /**
+     * @return {@code true} if this (standard) mailbox delivers messages in the order they became visible (send
+     *         order for messages sent without delay), except where {@link #fairness()} puts a noisy tenant's
+     *         messages behind others; {@code false} for best-effort order (SQS). A FIFO mailbox's order is
+     *         {@link #fifo()}'s, per group.
+     */
+    public boolean visibilityOrder() {
+        return visibilityOrder;
+    }
+
+    /**
+     * Whether this standard mailbox is fair between tenants (the groups of {@link SendOptions#withGroupId}):
+     * while a tenant is noisy ({@link Limits#isNoisyTenant}) receives prefer the other tenants' messages, as
+     * {@link Mailbox}'s "Fair standard mailboxes" says, and {@link Message#groupId()} returns the tenant. When
+     * false, group ids sent to a standard mailbox are accepted and ignored. A FIFO mailbox answers
+     * {@code false}: its groups are ordered, not balanced.
+     *
+     * <p>Declared today by the in-memory backend. Redis, SQS (whose standard queues are fair on AWS, not on
+     * ElasticMQ) and a remote mailbox through a node do not declare it yet (issue 31).
+     *
+     * @return whether receives prefer quiet tenants over noisy ones
+     */
+    public boolean fairness() {
+        return fairness;
+    }
+
+    /**
+     * Whether the most recent delivery's receipt handle still acknowledges (deletes) a message after its
+     * visibility timeout ended, as long as the message has not been delivered again, nacked or deleted since,
+     * as on SQS. A handle superseded by a later delivery is refused at once either way, and nack and extend
+     * always need the message in flight. See {@link Message}.
+     *
+     * @return whether a late acknowledgement by the most recent handle deletes the message
+     */
+    public boolean lateAcknowledge() {
+        return lateAcknowledge;
     }
 
     /**
@@ -131,7 +189,9 @@ public final class MailboxCapabilities {
                 + ", detectsStaleAcknowledge=" + detectsStaleAcknowledge + ", capacity=" + capacity
                 + ", atomicDeadLetter=" + atomicDeadLetter + ", maxMessageBytes=" + maxMessageBytes
                 + ", timeGranularity=" + timeGranularity + ", extendedNames=" + extendedNames
-                + ", atomicFencing=" + atomicFencing + ", durableDeduplication=" + durableDeduplication + "]";
+                + ", atomicFencing=" + atomicFencing + ", durableDeduplication=" + durableDeduplication
+                + ", visibilityOrder=" + visibilityOrder + ", fairness=" + fairness
+                + ", lateAcknowledge=" + lateAcknowledge + "]";
     }
 
     /** Builds {@link MailboxCapabilities}. Not thread-safe. */
@@ -146,6 +206,9 @@ public final class MailboxCapabilities {
         private boolean extendedNames;
         private boolean atomicFencing;
         private boolean durableDeduplication;
+        private boolean visibilityOrder;
+        private boolean fairness;
+        private boolean lateAcknowledge;
 
         private Builder() {
         }
@@ -244,8 +307,43 @@ public final class MailboxCapabilities {
             return this;
         }
 
-        /** @return the capabilities */
+        /**
+         * @param value see {@link MailboxCapabilities#visibilityOrder()}
+         * @return this builder
+         */
+        public Builder visibilityOrder(boolean value) {
+            this.visibilityOrder = value;
+            return this;
+        }
+
+        /**
+         * @param value see {@link MailboxCapabilities#fairness()}
+         * @return this builder
+         */
+        public Builder fairness(boolean value) {
+            this.fairness = value;
+            return this;
+        }
+
+        /**
+         * @param value see {@link MailboxCapabilities#lateAcknowledge()}
+         * @return this builder
+         */
+        public Builder lateAcknowledge(boolean value) {
+            this.lateAcknowledge = value;
+            return this;
+        }
+
+        /**
+         * @return the capabilities
+         * @throws IllegalArgumentException if both {@code fifo} and {@code fairness} or {@code visibilityOrder}
+         *                                  are set: those describe standard mailboxes
+         */
         public MailboxCapabilities build() {
+            if (fifo && (fairness || visibilityOrder)) {
+                throw new IllegalArgumentException("a FIFO mailbox's order is per group: it declares neither"
+                        + " fairness nor visibilityOrder, which describe standard mailboxes");
+            }
             return new MailboxCapabilities(this);
         }
     }

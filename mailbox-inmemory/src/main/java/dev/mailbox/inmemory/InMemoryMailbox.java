@@ -2,6 +2,7 @@ package dev.mailbox.inmemory;
 
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.FencedException;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxCapabilities;
@@ -38,8 +39,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link Mailbox} held in this process's memory, with the whole contract: delays, visibility
- * timeouts, receipt handles, long polling, FIFO order, exact counts, an optional capacity and dead
- * letters. Safe for any number of threads.
+ * timeouts, receipt handles, long polling, order, exact counts, an optional capacity, dead letters, FIFO
+ * mailboxes with message groups, fairness between tenants and late acknowledgements. Safe for any number
+ * of threads.
  *
  * <p>It runs no thread of its own. Time-based changes (a delay or visibility timeout ending) are
  * applied when the mailbox is next touched, and a blocked receive sleeps exactly until the next such
@@ -47,7 +49,18 @@ import org.jspecify.annotations.Nullable;
  * thread: a parked receive is woken by the same changes, and timed on one daemon thread that every
  * in-memory mailbox of the JVM shares, which also runs the parked receives' later passes (each a few
  * microseconds under the mailbox's lock). A handle whose visibility has lapsed is refused
- * at once, even before the message is delivered again.
+ * at once by nack and extend, even before the message is delivered again; it still acknowledges the
+ * message until the message is delivered again ({@link MailboxCapabilities#lateAcknowledge()}), and a
+ * handle superseded by a later delivery is refused at once.
+ *
+ * <p><b>Standard or FIFO.</b> A mailbox built without {@link Builder#fifo(FifoOptions)} is standard: it
+ * delivers in the order messages became visible, except that it is fair between tenants (group ids,
+ * {@link MailboxCapabilities#fairness()}): a noisy tenant's visible messages are set aside while it stays
+ * noisy, and taken when no other tenant's message is visible. Messages without a group id cost nothing
+ * extra, and so do tenants while none is noisy. A mailbox built with it is FIFO, with every rule of
+ * {@link Mailbox}'s "FIFO mailboxes": each group keeps its undelivered messages in send order, and a queue of
+ * the groups that can be delivered from (nothing of theirs in flight, head visible) lets a receive find the
+ * next group in O(1); groups are served in turn, so none waits behind a long one.
  *
  * <p><b>Receipt handles</b> can be used on their own: {@link #acknowledge(String)}, {@link #nack(String,
  * Duration)} and {@link #extendVisibility(String, Duration)} act on the delivery a handle names, exactly
@@ -78,6 +91,9 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * InMemoryMailbox<Order> orders = InMemoryMailbox.builder("orders", JsonCodec.of(Order.class))
  *         .redrivePolicy(RedrivePolicy.of(5, deadLetters))
+ *         .build();
+ * InMemoryMailbox<Event> events = InMemoryMailbox.builder("events", JsonCodec.of(Event.class))
+ *         .fifo(FifoOptions.defaults().withContentBasedDeduplication(true))
  *         .build();
  * }</pre>
  *
@@ -149,6 +165,8 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
     private final int maxMessageBytes;
     private final @Nullable RedrivePolicy redrivePolicy;
     private final @Nullable InMemoryMailbox<?> deadLetters;
+    /** The FIFO settings, or null for a standard mailbox. */
+    private final @Nullable FifoOptions fifo;
     private final MailboxCapabilities capabilities;
     /** Distinguishes ids and handles of different mailboxes, even of the same name. */
     private final String tag;
@@ -158,8 +176,20 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     // everything below is guarded by lock
+    /**
+     * Standard mailboxes: visible entries in the order they became visible. An entry deleted while visible
+     * (a late acknowledgement) is left here as DELETED and skipped when met.
+     */
     private final ArrayDeque<Entry> ready = new ArrayDeque<>();
     private final TimedHeap timed = new TimedHeap();
+    /** Groups (FIFO) or tenants (standard) that hold messages, by id. */
+    private final HashMap<String, Group> groups = new HashMap<>();
+    /** FIFO: groups that can be delivered from, in the order they became so. Stale ones are skipped. */
+    private final ArrayDeque<Group> available = new ArrayDeque<>();
+    /** Standard: tenants with messages set aside while they were noisy. */
+    private final ArrayList<Group> parkedTenants = new ArrayList<>();
+    /** Deliveries in flight, for the noisy-tenant rule. */
+    private long inFlightCount;
     private long size;
     private long nextSeq;
     private int waiters;
@@ -169,11 +199,12 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
     /** The highest epoch used through a {@link #fenced} view; 0 until one is used. Only moves up. */
     private long fence;
     /**
-     * In-flight entries by seq, so that a bare receipt handle finds its entry. Holds only what is in
-     * flight (an entry leaves it when acknowledged, nacked, purged or when its visibility ends), so it
+     * Entries whose most recent delivery's handle may still act, by seq, so that a bare receipt handle
+     * finds its entry: in flight, or lapsed and not yet delivered again (a late acknowledgement). An entry
+     * leaves it when acknowledged, nacked, purged or dead-lettered, and a new delivery replaces it, so it
      * never outgrows the messages held.
      */
-    private final HashMap<Long, Entry> inFlight = new HashMap<>();
+    private final HashMap<Long, Entry> byHandle = new HashMap<>();
     /** Deduplication ids seen within the window, and the same records in the order they expire. */
     private final HashMap<String, Dedup> dedupById = new HashMap<>();
     private final ArrayDeque<Dedup> dedupByExpiry = new ArrayDeque<>();
@@ -196,8 +227,10 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
         this.redrivePolicy = b.redrivePolicy;
         this.deadLetters = b.redrivePolicy == null
                 ? null : (InMemoryMailbox<?>) b.redrivePolicy.deadLetterMailbox();
+        this.fifo = b.fifo;
         this.capabilities = MailboxCapabilities.builder()
-                .exactCount(true).fifo(true).detectsStaleAcknowledge(true).capacity(true)
+                .exactCount(true).fifo(fifo != null).visibilityOrder(fifo == null).fairness(fifo == null)
+                .lateAcknowledge(true).detectsStaleAcknowledge(true).capacity(true)
                 .atomicDeadLetter(true).timeGranularity(Duration.ofNanos(1))
                 .maxMessageBytes(maxMessageBytes).extendedNames(true)
                 // this object is the queue: the fence and the ids are kept with the messages
@@ -245,30 +278,34 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
     public String send(T body, SendOptions options) {
         Objects.requireNonNull(body, "body");
         Objects.requireNonNull(options, "options");
+        if (fifo != null) {
+            Limits.requireFifoSend(name, options);
+        }
         Object payload = encode(body, options.attributes());
         long delay = options.delay().toNanos();
-        String dedupId = options.deduplicationId();
+        String dedupKey = deduplicationKey(options, options.deduplicationId(), payload);
+        String groupId = options.groupId();
         long seq;
         lock.lock();
         try {
             ensureOpen();
-            if (dedupId != null) {
+            if (dedupKey != null) {
                 long now = clock.nanoTime();
                 forgetExpiredDeduplicationIds(now);
-                Dedup first = dedupById.get(dedupId);
+                Dedup first = dedupById.get(dedupKey);
                 if (first != null) {
                     return first.messageId(); // checked before the capacity: a duplicate needs no room
                 }
                 ensureRoom(1);
                 promoteDue(now);
-                String id = idOf(append(payload, options.attributes(), delay, now));
-                remember(dedupId, id, now);
+                String id = idOf(append(payload, options.attributes(), groupId, delay, now));
+                remember(dedupKey, id, now);
                 return id;
             }
             ensureRoom(1);
             long now = readClockIfNeeded(delay);
             promoteDue(now);
-            seq = append(payload, options.attributes(), delay, now);
+            seq = append(payload, options.attributes(), groupId, delay, now);
         } finally {
             lock.unlock();
         }
@@ -280,6 +317,9 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
         Objects.requireNonNull(bodies, "bodies");
         Objects.requireNonNull(options, "options");
         Limits.requireBatchSize(bodies.size(), "batch size");
+        if (fifo != null) {
+            Limits.requireFifoSend(name, options);
+        }
         Object[] payloads = new Object[bodies.size()];
         for (int i = 0; i < payloads.length; i++) {
             T body = Objects.requireNonNull(bodies.get(i), () -> "bodies contains null");
@@ -287,19 +327,27 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
         }
         long delay = options.delay().toNanos();
         String dedupId = options.deduplicationId();
+        String[] keys = null;
+        if (dedupId != null || (fifo != null && fifo.contentBasedDeduplication())) {
+            keys = new String[payloads.length];
+            for (int i = 0; i < payloads.length; i++) {
+                keys[i] = deduplicationKey(options, dedupId == null ? null : dedupId + "/" + i, payloads[i]);
+            }
+        }
+        String groupId = options.groupId();
         long first;
         lock.lock();
         try {
             ensureOpen();
-            if (dedupId != null) {
-                return sendBatchDeduplicated(payloads, options.attributes(), delay, dedupId);
+            if (keys != null) {
+                return sendBatchDeduplicated(payloads, options.attributes(), groupId, delay, keys);
             }
             ensureRoom(payloads.length);
             long now = readClockIfNeeded(delay);
             promoteDue(now);
             first = nextSeq;
             for (Object payload : payloads) {
-                append(payload, options.attributes(), delay, now);
+                append(payload, options.attributes(), groupId, delay, now);
             }
         } finally {
             lock.unlock();
@@ -311,30 +359,55 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
         return ids;
     }
 
-    /** Message {@code i} goes under {@code id/i}: stored unless that key was seen, all or nothing. */
-    private List<String> sendBatchDeduplicated(Object[] payloads, Map<String, String> attributes, long delay,
-                                               String dedupId) {
+    /**
+     * Message {@code i} goes under {@code keys[i]}: stored unless that key was seen (earlier, or earlier in
+     * this batch, which content-based deduplication can give two equal bodies), all or nothing.
+     */
+    private List<String> sendBatchDeduplicated(Object[] payloads, Map<String, String> attributes,
+                                               @Nullable String groupId, long delay, String[] keys) {
         long now = clock.nanoTime();
         forgetExpiredDeduplicationIds(now);
         String[] ids = new String[payloads.length];
-        int fresh = 0;
+        java.util.HashSet<String> fresh = new java.util.HashSet<>();
         for (int i = 0; i < payloads.length; i++) {
-            Dedup seen = dedupById.get(dedupId + "/" + i);
+            Dedup seen = dedupById.get(keys[i]);
             if (seen != null) {
                 ids[i] = seen.messageId();
             } else {
-                fresh++;
+                fresh.add(keys[i]);
             }
         }
-        ensureRoom(fresh);
+        ensureRoom(fresh.size());
         promoteDue(now);
         for (int i = 0; i < payloads.length; i++) {
             if (ids[i] == null) {
-                ids[i] = idOf(append(payloads[i], attributes, delay, now));
-                remember(dedupId + "/" + i, ids[i], now);
+                Dedup earlier = dedupById.get(keys[i]);
+                if (earlier != null) {
+                    ids[i] = earlier.messageId(); // an equal body earlier in this batch
+                    continue;
+                }
+                ids[i] = idOf(append(payloads[i], attributes, groupId, delay, now));
+                remember(keys[i], ids[i], now);
             }
         }
         return List.of(ids);
+    }
+
+    /**
+     * The key a send is deduplicated under, or null when it is not: the send's id or, on a FIFO mailbox
+     * with content-based deduplication, the hash of its encoded body; within the group on a FIFO mailbox
+     * whose scope is the group. A space joins the two, since neither id may hold one.
+     */
+    private @Nullable String deduplicationKey(SendOptions options, @Nullable String id, Object payload) {
+        if (fifo == null) {
+            return id;
+        }
+        String key = id != null ? id
+                : fifo.contentBasedDeduplication() ? FifoOptions.contentDeduplicationId((byte[]) payload) : null;
+        if (key != null && fifo.deduplicationScope() == FifoOptions.DeduplicationScope.GROUP) {
+            key = options.groupId() + " " + key;
+        }
+        return key;
     }
 
     @Override
@@ -372,7 +445,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
                 awaitChange(sleep);
                 now = clock.nanoTime();
             }
-            if (!ready.isEmpty()) {
+            if (hasVisible()) {
                 signalOne(); // pass the wake-up on to the next waiter
             }
         } finally {
@@ -434,7 +507,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
         lock.lock();
         try {
             if (p.future.isDone()) {
-                if (!ready.isEmpty()) {
+                if (hasVisible()) {
                     signalOne(); // it was woken for a message it will not take: someone else takes it
                 }
                 return;
@@ -458,7 +531,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
                     p.timer = WAITS.schedule(() -> timedOut(p), Math.max(1, sleep), TimeUnit.NANOSECONDS);
                 }
             }
-            if (!ready.isEmpty()) {
+            if (hasVisible()) {
                 signalOne();
             }
         } catch (RuntimeException e) {
@@ -650,8 +723,20 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
                 e.state = Entry.DELETED;
             }
             ready.clear();
+            for (Group g : groups.values()) {
+                for (Entry e : g.queue) {
+                    e.state = Entry.DELETED;
+                }
+            }
+            for (Group g : parkedTenants) {
+                g.queue.clear(); // set-aside entries were deleted with ready's; a tenant may have left the map
+            }
             timed.clear(e -> e.state = Entry.DELETED);
-            inFlight.clear();
+            byHandle.clear();
+            groups.clear();
+            available.clear();
+            parkedTenants.clear();
+            inFlightCount = 0;
             size = 0;
             return removed;
         } finally {
@@ -735,7 +820,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
             requireIssued(h, receiptHandle);
             checkFence(epoch);
             long now = clock.nanoTime();
-            acknowledgeLocked(inFlightEntry(h, receiptHandle), h.delivery(), now);
+            acknowledgeLocked(handleEntry(h, receiptHandle), h.delivery(), now);
         } finally {
             lock.unlock();
         }
@@ -750,7 +835,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
             requireIssued(h, receiptHandle);
             checkFence(epoch);
             long now = clock.nanoTime();
-            nackLocked(inFlightEntry(h, receiptHandle), h.delivery(), timeout, now);
+            nackLocked(handleEntry(h, receiptHandle), h.delivery(), timeout, now);
         } finally {
             lock.unlock();
         }
@@ -765,7 +850,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
             requireIssued(h, receiptHandle);
             checkFence(epoch);
             long now = clock.nanoTime();
-            extendLocked(inFlightEntry(h, receiptHandle), h.delivery(), nanos, now);
+            extendLocked(handleEntry(h, receiptHandle), h.delivery(), nanos, now);
         } finally {
             lock.unlock();
         }
@@ -822,7 +907,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
             for (int i = 0; i < handles.length; i++) {
                 try {
                     String handle = messages.get(i).receiptHandle();
-                    acknowledgeLocked(inFlightEntry(handles[i], handle), handles[i].delivery(), now);
+                    acknowledgeLocked(handleEntry(handles[i], handle), handles[i].delivery(), now);
                 } catch (ReceiptHandleExpiredException e) {
                     stale.add(messages.get(i));
                 }
@@ -833,20 +918,45 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
         return stale;
     }
 
+    /**
+     * Deletes the entry if {@code delivery} is its most recent delivery and was not nacked: in flight, or
+     * lapsed and not delivered again (a late acknowledgement, as SQS allows).
+     */
     private void acknowledgeLocked(Entry e, int delivery, long now) {
-        requireCurrent(e, delivery, now);
-        timed.remove(e);
-        inFlight.remove(e.seq);
-        e.state = Entry.DELETED;
-        size--;
+        requireAcknowledgeable(e, delivery);
+        if (e.state == Entry.IN_FLIGHT) { // its timeout may have passed unnoticed: late, but still in flight
+            timed.remove(e);
+            leaveFlight(e);
+        } else if (fifo != null) {
+            Group g = Objects.requireNonNull(e.group);
+            g.queue.remove(e); // a lapsed entry is back near its group's front, so this scan is short
+        } // a lapsed entry of a standard mailbox stays in ready (or set aside) as DELETED, skipped when met
+        byHandle.remove(e.seq);
+        delete(e);
+        if (fifo != null) {
+            markAvailableIfReady(Objects.requireNonNull(e.group));
+        }
     }
 
     private void nackLocked(Entry e, int delivery, long timeout, long now) {
         requireCurrent(e, delivery, now);
         timed.remove(e);
-        inFlight.remove(e.seq);
+        byHandle.remove(e.seq);
+        leaveFlight(e);
+        e.released = true;
         promoteDue(now); // messages that became visible earlier stay ahead of this one
-        if (timeout == 0) {
+        if (fifo != null) {
+            Group g = Objects.requireNonNull(e.group);
+            returnToGroup(g, e);
+            if (timeout == 0) {
+                e.state = Entry.READY;
+            } else {
+                e.state = Entry.WAITING; // the group waits for it once it reaches the head
+                e.dueNanos = now + timeout;
+                schedule(e);
+            }
+            markAvailableIfReady(g); // a nacked earlier message of the run may be its head now
+        } else if (timeout == 0) {
             makeReady(e);
         } else {
             e.state = Entry.WAITING;
@@ -868,29 +978,114 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
         return original != null ? original : idOf(e.seq);
     }
 
+    /** @return the entry's sequence number on a FIFO mailbox: its seq in 20 digits, so text order is numeric order */
+    @Nullable String sequenceNumberOf(Entry e) {
+        if (fifo == null) {
+            return null;
+        }
+        String digits = Long.toString(e.seq);
+        return "0".repeat(20 - digits.length()) + digits;
+    }
+
     String receiptHandleOf(Entry e, int delivery) {
         return tag + ":" + Long.toHexString(e.seq) + ":" + delivery;
     }
 
     // ---- internals, all called with the lock held unless said otherwise ----
 
-    private long append(Object payload, Map<String, String> attributes, long delayNanos, long now) {
-        Entry e = new Entry(nextSeq++, payload, attributes, clock.currentTimeMillis());
+    private long append(Object payload, Map<String, String> attributes, @Nullable String groupId, long delayNanos,
+                        long now) {
+        Group g = groupId == null ? null : groups.computeIfAbsent(groupId, Group::new);
+        Entry e = new Entry(nextSeq++, payload, attributes, clock.currentTimeMillis(), g);
+        add(e, delayNanos, now);
+        return e.seq;
+    }
+
+    /** Stores a new entry: counted, in its group, and visible now or after {@code delayNanos}. */
+    private void add(Entry e, long delayNanos, long now) {
         size++;
-        if (delayNanos > 0) {
+        Group g = e.group;
+        if (g != null) {
+            g.held++;
+        }
+        if (fifo != null) {
+            Objects.requireNonNull(g).queue.addLast(e); // FIFO sends have no delay
+            e.state = Entry.READY;
+            markAvailableIfReady(g);
+        } else if (delayNanos > 0) {
             e.state = Entry.WAITING;
             e.dueNanos = now + delayNanos;
             schedule(e);
         } else {
             makeReady(e);
         }
-        return e.seq;
     }
 
+    /** Standard mailboxes: the entry joins the visible ones. */
     private void makeReady(Entry e) {
         e.state = Entry.READY;
         ready.addLast(e);
         signalOne();
+    }
+
+    /**
+     * FIFO: queues the group for delivery if it can be delivered from (nothing in flight, a visible head) and
+     * is not queued already, waking a receiver.
+     */
+    private void markAvailableIfReady(Group g) {
+        if (g.available || g.inFlight > 0) {
+            return;
+        }
+        Entry head = g.queue.peekFirst();
+        if (head != null && head.state == Entry.READY) {
+            g.available = true;
+            available.addLast(g);
+            signalOne();
+        }
+    }
+
+    /**
+     * FIFO: puts a nacked or lapsed entry back among its group's queued ones, in send order. Only a run of
+     * one receive is ever in flight in a group, so at most that many entries are ahead of it.
+     */
+    private static void returnToGroup(Group g, Entry e) {
+        ArrayDeque<Entry> q = g.queue;
+        Entry head = q.peekFirst();
+        if (head == null || head.seq > e.seq) {
+            q.addFirst(e);
+            return;
+        }
+        ArrayList<Entry> ahead = new ArrayList<>(4);
+        while (!q.isEmpty() && q.peekFirst().seq < e.seq) {
+            ahead.add(q.pollFirst());
+        }
+        q.addFirst(e);
+        for (int i = ahead.size() - 1; i >= 0; i--) {
+            q.addFirst(ahead.get(i));
+        }
+    }
+
+    /** The entry leaves flight (acknowledged, nacked, lapsed or purged). */
+    private void leaveFlight(Entry e) {
+        inFlightCount--;
+        if (e.group != null) {
+            e.group.inFlight--;
+        }
+    }
+
+    /** The entry is gone for good: acknowledged or dead-lettered. */
+    private void delete(Entry e) {
+        e.state = Entry.DELETED;
+        size--;
+        Group g = e.group;
+        if (g != null && --g.held == 0) {
+            groups.remove(g.id, g); // stale references in available/parkedTenants are dropped when met
+        }
+    }
+
+    /** @return whether a receive might find something visible now (a hint for passing on a wake-up) */
+    private boolean hasVisible() {
+        return fifo != null ? !available.isEmpty() : !ready.isEmpty() || !parkedTenants.isEmpty();
     }
 
     /** Adds a timed entry; waiters sleep until the earliest one, so they must re-read it if it moved. */
@@ -912,22 +1107,47 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
     private void promoteDue(long now) {
         while (!timed.isEmpty() && timed.peek().dueNanos - now <= 0) {
             Entry e = timed.poll();
-            if (e.state == Entry.IN_FLIGHT) {
-                inFlight.remove(e.seq);
+            boolean lapsed = e.state == Entry.IN_FLIGHT;
+            if (lapsed) {
+                leaveFlight(e); // it stays in byHandle: its handle still acknowledges until it is delivered again
             }
             e.state = Entry.READY;
-            ready.addLast(e);
+            if (fifo != null) {
+                Group g = Objects.requireNonNull(e.group);
+                if (lapsed) {
+                    returnToGroup(g, e); // a nacked entry waits in its group already
+                }
+                markAvailableIfReady(g);
+            } else {
+                ready.addLast(e);
+            }
         }
     }
 
     private int takeReady(Entry[] taken, int[] deliveries, long visibility, long now) {
+        return fifo != null ? takeFromGroups(taken, deliveries, visibility, now)
+                : takeFair(taken, deliveries, visibility, now);
+    }
+
+    /**
+     * Standard: the visible entries in order, except that a noisy tenant's are set aside (each at most once
+     * while it stays noisy) for the others', and taken when nothing else is visible.
+     */
+    private int takeFair(Entry[] taken, int[] deliveries, long visibility, long now) {
         int n = 0;
-        while (n < taken.length && !ready.isEmpty()) {
-            Entry e = ready.pollFirst();
+        while (n < taken.length) {
+            Entry e = parkedTenants.isEmpty() ? nextVisible() : null;
+            if (e == null && !parkedTenants.isEmpty()) {
+                e = nextVisibleWithTenantsAside(); // also when nextVisible has just set aside all it met
+            }
+            if (e == null) {
+                break;
+            }
             if (redrivePolicy != null && e.deliveryCount >= redrivePolicy.maxReceiveCount()) {
                 try {
                     deadLetter(e);
                 } catch (RuntimeException ex) {
+                    ready.addFirst(e); // keep it here rather than lose it
                     if (n == 0) {
                         throw ex;
                     }
@@ -937,16 +1157,126 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
                 }
                 continue;
             }
-            e.deliveryCount++;
-            e.state = Entry.IN_FLIGHT;
-            e.dueNanos = now + visibility;
-            schedule(e);
-            inFlight.put(e.seq, e);
+            deliver(e, visibility, now);
             taken[n] = e;
             deliveries[n] = e.deliveryCount;
             n++;
         }
         return n;
+    }
+
+    /** The next visible entry of a quiet tenant from ready, setting noisy tenants' aside; null if none. */
+    private @Nullable Entry nextVisible() {
+        Entry e;
+        while ((e = ready.pollFirst()) != null) {
+            if (e.state != Entry.READY) {
+                continue; // deleted while visible (a late acknowledgement)
+            }
+            Group g = e.group;
+            if (g != null && Limits.isNoisyTenant(g.inFlight, inFlightCount)) {
+                g.queue.addLast(e);
+                if (!g.parked) {
+                    g.parked = true;
+                    parkedTenants.add(g);
+                }
+                continue;
+            }
+            return e;
+        }
+        return null;
+    }
+
+    /**
+     * Some tenants have entries set aside: the earliest (by seq) of ready's next quiet entry and the set-aside
+     * heads of tenants that are quiet again; when there is none, the head of the noisy tenant with the fewest
+     * in flight, so fairness never leaves a receive emptier. There are few such tenants (each noisy one holds
+     * more than a tenth of what is in flight).
+     */
+    private @Nullable Entry nextVisibleWithTenantsAside() {
+        Entry fromReady = nextVisible(); // sets aside what it skips, so it is taken before it is compared
+        Group bestQuiet = null;
+        Group leastNoisy = null;
+        for (int i = parkedTenants.size() - 1; i >= 0; i--) {
+            Group g = parkedTenants.get(i);
+            Entry head;
+            while ((head = g.queue.peekFirst()) != null && head.state != Entry.READY) {
+                g.queue.pollFirst();
+            }
+            if (head == null) {
+                g.parked = false;
+                parkedTenants.set(i, parkedTenants.get(parkedTenants.size() - 1));
+                parkedTenants.remove(parkedTenants.size() - 1);
+                continue;
+            }
+            if (!Limits.isNoisyTenant(g.inFlight, inFlightCount)) {
+                if (bestQuiet == null || head.seq < bestQuiet.queue.peekFirst().seq) {
+                    bestQuiet = g;
+                }
+            } else if (leastNoisy == null || g.inFlight < leastNoisy.inFlight
+                    || (g.inFlight == leastNoisy.inFlight && head.seq < leastNoisy.queue.peekFirst().seq)) {
+                leastNoisy = g;
+            }
+        }
+        if (fromReady != null && (bestQuiet == null || fromReady.seq < bestQuiet.queue.peekFirst().seq)) {
+            return fromReady;
+        }
+        if (fromReady != null) {
+            ready.addFirst(fromReady); // not taken after all: it keeps its place
+        }
+        Group from = bestQuiet != null ? bestQuiet : leastNoisy;
+        return from == null ? null : from.queue.pollFirst();
+    }
+
+    /**
+     * FIFO: from each deliverable group in turn, its queued entries from the head while they are visible, so
+     * one receive may take a run of one group; a group is deliverable only with nothing in flight, so no later
+     * message of a group is ever delivered while an earlier one is out.
+     */
+    private int takeFromGroups(Entry[] taken, int[] deliveries, long visibility, long now) {
+        int n = 0;
+        Group g;
+        while (n < taken.length && (g = available.pollFirst()) != null) {
+            g.available = false; // queued only with nothing in flight (markAvailableIfReady), so deliverable
+            while (n < taken.length) {
+                Entry head = g.queue.peekFirst();
+                if (head == null || head.state != Entry.READY) {
+                    break;
+                }
+                if (redrivePolicy != null && head.deliveryCount >= redrivePolicy.maxReceiveCount()) {
+                    try {
+                        deadLetter(head); // the head moves on, which unblocks the group
+                    } catch (RuntimeException ex) {
+                        markAvailableIfReady(g);
+                        if (n == 0) {
+                            throw ex;
+                        }
+                        return n; // as on a standard mailbox: the next receive meets it first and says why
+                    }
+                    g.queue.pollFirst();
+                    continue;
+                }
+                g.queue.pollFirst();
+                deliver(head, visibility, now);
+                taken[n] = head;
+                deliveries[n] = head.deliveryCount;
+                n++;
+            }
+            markAvailableIfReady(g); // when the batch filled before the group had anything in flight
+        }
+        return n;
+    }
+
+    private void deliver(Entry e, long visibility, long now) {
+        e.deliveryCount++;
+        e.state = Entry.IN_FLIGHT;
+        e.released = false;
+        e.dueNanos = now + visibility;
+        schedule(e);
+        byHandle.put(e.seq, e);
+        inFlightCount++;
+        if (e.group != null) {
+            e.group.inFlight++;
+        }
     }
 
     /**
@@ -956,14 +1286,9 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
      */
     private void deadLetter(Entry e) {
         InMemoryMailbox<?> target = Objects.requireNonNull(deadLetters);
-        try {
-            target.acceptDeadLetter(e, idOf(e));
-        } catch (RuntimeException ex) {
-            ready.addFirst(e); // keep it here rather than lose it
-            throw ex;
-        }
-        e.state = Entry.DELETED;
-        size--;
+        target.acceptDeadLetter(e, idOf(e)); // if it throws, nothing has changed here
+        byHandle.remove(e.seq);
+        delete(e);
     }
 
     private void acceptDeadLetter(Entry from, String originalId) {
@@ -973,9 +1298,9 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
             long now = clock.nanoTime();
             promoteDue(now);
             // a dead letter is never refused for capacity: refusing would lose it
-            Entry e = new Entry.DeadLettered(nextSeq++, from, originalId);
-            size++;
-            makeReady(e);
+            Group source = from.group;
+            Group g = source == null ? null : groups.computeIfAbsent(source.id, Group::new);
+            add(new Entry.DeadLettered(nextSeq++, from, originalId, g), 0, now);
         } finally {
             lock.unlock();
         }
@@ -1003,6 +1328,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
         }
     }
 
+    /** Nack and extend: the delivery must be in flight and its visibility not ended. */
     private void requireCurrent(Entry e, int delivery, long now) {
         String why;
         if (e.state == Entry.DELETED) {
@@ -1010,14 +1336,35 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
         } else if (e.deliveryCount != delivery) {
             why = "the message was delivered again";
         } else if (e.state != Entry.IN_FLIGHT) {
-            why = "the message was nacked or its visibility timeout ended";
+            why = e.released ? "the message was nacked" : "its visibility timeout ended";
         } else if (e.dueNanos - now <= 0) {
             why = "its visibility timeout ended";
         } else {
             return;
         }
+        throw stale(e, delivery, why);
+    }
+
+    /** Acknowledge: the delivery must be the most recent one and not nacked; it may have lapsed. */
+    private void requireAcknowledgeable(Entry e, int delivery) {
+        String why;
+        if (e.state == Entry.DELETED) {
+            why = "the message was deleted (acknowledged, purged or dead-lettered)";
+        } else if (e.deliveryCount != delivery) {
+            why = "the message was delivered again";
+        } else if (e.released) {
+            why = "the message was nacked";
+        } else if (e.state == Entry.IN_FLIGHT || e.state == Entry.READY) {
+            return; // in flight, or lapsed and not delivered again: the most recent handle still deletes it
+        } else {
+            why = "the message is not in flight"; // unreachable: only a nack makes a delivered entry WAITING
+        }
+        throw stale(e, delivery, why);
+    }
+
+    private ReceiptHandleExpiredException stale(Entry e, int delivery, String why) {
         String handle = receiptHandleOf(e, delivery);
-        throw new ReceiptHandleExpiredException(handle, "receipt handle " + handle + " of message "
+        return new ReceiptHandleExpiredException(handle, "receipt handle " + handle + " of message "
                 + idOf(e) + " in mailbox '" + name + "' is stale: " + why);
     }
 
@@ -1039,13 +1386,16 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
         signalAll(); // receives waiting under a lower epoch must give up now, not on the next send
     }
 
-    /** The entry of an in-flight delivery; {@link #requireCurrent} then checks it is this delivery. */
-    private Entry inFlightEntry(Handle h, String receiptHandle) {
-        Entry e = inFlight.get(h.seq());
+    /**
+     * The entry whose most recent delivery's handle may still act; {@link #requireCurrent} or
+     * {@link #requireAcknowledgeable} then checks it is this delivery.
+     */
+    private Entry handleEntry(Handle h, String receiptHandle) {
+        Entry e = byHandle.get(h.seq());
         if (e == null) {
             throw new ReceiptHandleExpiredException(receiptHandle, "receipt handle " + receiptHandle
-                    + " in mailbox '" + name + "' is stale: its message is no longer in flight (it was"
-                    + " acknowledged, nacked, purged or dead-lettered, or its visibility timeout ended)");
+                    + " in mailbox '" + name + "' is stale: its message was acknowledged, nacked, purged or"
+                    + " dead-lettered");
         }
         return e;
     }
@@ -1141,11 +1491,24 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
         }
     }
 
-    /** @return how many deliveries can be found by handle; for tests that nothing is left behind */
-    int deliveriesInFlight() {
+    /**
+     * @return how many deliveries can be found by handle (in flight, or lapsed and not delivered again); for
+     *         tests that nothing is left behind
+     */
+    int deliveriesByHandle() {
         lock.lock();
         try {
-            return inFlight.size();
+            return byHandle.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return how many groups (FIFO) or tenants (standard) are held; for tests that none is left behind */
+    int groupsHeld() {
+        lock.lock();
+        try {
+            return groups.size();
         } finally {
             lock.unlock();
         }
@@ -1169,6 +1532,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
         private long capacity;
         private int maxMessageBytes = Limits.DEFAULT_MAX_MESSAGE_BYTES;
         private @Nullable RedrivePolicy redrivePolicy;
+        private @Nullable FifoOptions fifo;
 
         private Builder(String name, @Nullable Codec<T> codec) {
             this.name = Limits.requireMailboxName(name, true);
@@ -1206,8 +1570,9 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
 
         /**
          * @param policy when to move messages to a dead-letter mailbox, which must be another open
-         *               {@code InMemoryMailbox} that has a codec exactly when this one does; dead
-         *               letters ignore its capacity
+         *               {@code InMemoryMailbox} that has a codec exactly when this one does, and that is
+         *               FIFO exactly when this one is (checked by {@link #build()}); dead letters ignore its
+         *               capacity
          * @return this builder
          */
         public Builder<T> redrivePolicy(RedrivePolicy policy) {
@@ -1225,8 +1590,39 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
             return this;
         }
 
-        /** @return the mailbox */
+        /**
+         * Makes the mailbox a FIFO mailbox (see {@link Mailbox}'s "FIFO mailboxes"); without this it is a
+         * standard one.
+         *
+         * @param options its deduplication settings; content-based deduplication needs a codec
+         * @return this builder
+         * @throws IllegalArgumentException if content-based deduplication is asked of a mailbox without a codec
+         */
+        public Builder<T> fifo(FifoOptions options) {
+            Objects.requireNonNull(options, "options");
+            if (options.contentBasedDeduplication() && codec == null) {
+                throw new IllegalArgumentException("FIFO mailbox '" + name + "' cannot deduplicate by content: it"
+                        + " has no codec, so its bodies have no bytes to hash (build it with a codec)");
+            }
+            this.fifo = options;
+            return this;
+        }
+
+        /**
+         * @return the mailbox
+         * @throws IllegalArgumentException if the dead-letter mailbox is FIFO and this one is not, or the other
+         *                                  way round (as on SQS, a FIFO mailbox's dead letters keep their order
+         *                                  in a FIFO mailbox, and a standard one's have no group to go to)
+         */
         public InMemoryMailbox<T> build() {
+            if (redrivePolicy != null) {
+                InMemoryMailbox<?> dlq = (InMemoryMailbox<?>) redrivePolicy.deadLetterMailbox();
+                if ((dlq.fifo != null) != (fifo != null)) {
+                    throw new IllegalArgumentException("dead-letter mailbox '" + dlq.name + "' must be "
+                            + (fifo != null ? "a FIFO mailbox, because mailbox '" + name + "' is one"
+                            : "a standard mailbox, because mailbox '" + name + "' is one"));
+                }
+            }
             return new InMemoryMailbox<>(this);
         }
     }

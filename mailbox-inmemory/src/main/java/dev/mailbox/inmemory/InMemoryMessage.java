@@ -2,6 +2,7 @@ package dev.mailbox.inmemory;
 
 import dev.mailbox.api.Message;
 import dev.mailbox.api.spi.Bodies;
+import org.jspecify.annotations.Nullable;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -55,6 +56,17 @@ final class InMemoryMessage<T> implements Message<T> {
     @Override
     public Map<String, String> attributes() {
         return entry.attributes;
+    }
+
+    @Override
+    public @Nullable String groupId() {
+        Group g = entry.group;
+        return g == null ? null : g.id;
+    }
+
+    @Override
+    public @Nullable String sequenceNumber() {
+        return mailbox.sequenceNumberOf(entry);
     }
 
     /** The epoch of the fenced view it was received through; 0 if none. */

@@ -72,18 +72,77 @@ class FaultInjectingMailboxTest {
     }
 
     @Test
-    @DisplayName("expire makes the handle stale and the message visible again at once")
+    @DisplayName("expire lapses the delivery at once: visible again, no nack or extend; once delivered again, no acknowledge either")
     void expire() {
         faulty.send("x");
         Message<String> first = faulty.receive().get(0);
 
         faulty.expire(first);
 
-        assertThatThrownBy(first::acknowledge).isInstanceOf(ReceiptHandleExpiredException.class);
+        assertThatThrownBy(first::nack).isInstanceOf(ReceiptHandleExpiredException.class);
+        assertThatThrownBy(() -> first.extendVisibility(Duration.ofMinutes(1)))
+                .isInstanceOf(ReceiptHandleExpiredException.class);
         Message<String> again = faulty.receive().get(0);
         assertThat(again.deliveryCount()).isEqualTo(2);
+        assertThatThrownBy(first::acknowledge).isInstanceOf(ReceiptHandleExpiredException.class);
+        assertThat(real.approximateCount()).isEqualTo(1);
         again.acknowledge();
         assertThat(real.approximateCount()).isZero();
+    }
+
+    @Test
+    @DisplayName("an expired handle still acknowledges while the message has not been delivered again, where the real mailbox allows late acknowledgement")
+    void expireThenLateAcknowledge() {
+        faulty.sendBatch(List.of("a", "b"), SendOptions.defaults().withGroupId("tenant"));
+        List<Message<String>> got = faulty.receive(ReceiveOptions.defaults().withMaxMessages(2));
+        assertThat(got).extracting(Message::groupId).containsOnly("tenant");
+
+        faulty.expire(got.get(0));
+        faulty.expire(got.get(1));
+        got.get(0).acknowledge();
+        faulty.acknowledge(got.get(1).receiptHandle());
+
+        assertThat(real.approximateCount()).isZero();
+        assertThat(faulty.receive()).isEmpty();
+    }
+
+    @Test
+    @DisplayName("on a mailbox without late acknowledgement an expired handle is stale for every call")
+    void expireWithoutLateAcknowledge() {
+        try (InMemoryMailbox<String> inner = InMemoryMailbox.builder("inner", Codec.utf8()).build()) {
+            FaultInjectingMailbox<String> noLate = FaultInjectingMailbox.wrap(new dev.mailbox.testkit.ForwardingMailbox<>(inner) {
+                @Override
+                public dev.mailbox.api.MailboxCapabilities capabilities() {
+                    return dev.mailbox.api.MailboxCapabilities.builder().exactCount(true).detectsStaleAcknowledge(true)
+                            .build();
+                }
+
+                @Override
+                public Mailbox<String> fenced(long epoch) {
+                    return inner.fenced(epoch);
+                }
+            });
+            noLate.send("x");
+            Message<String> got = noLate.receive().get(0);
+            noLate.expire(got);
+            assertThatThrownBy(got::acknowledge).isInstanceOf(ReceiptHandleExpiredException.class);
+            assertThat(inner.approximateCount()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    @DisplayName("messages through the wrapper keep the real group id and sequence number")
+    void groupsForwarded() {
+        try (InMemoryMailbox<String> fifo = InMemoryMailbox.builder("fifo", Codec.utf8())
+                .fifo(dev.mailbox.api.FifoOptions.defaults()).build()) {
+            FaultInjectingMailbox<String> wrapped = FaultInjectingMailbox.wrap(fifo);
+            assertThatThrownBy(() -> wrapped.send("x")).isInstanceOf(IllegalArgumentException.class);
+            wrapped.send("x", SendOptions.defaults().withGroupId("g"));
+            Message<String> got = wrapped.receive().get(0);
+            assertThat(got.groupId()).isEqualTo("g");
+            assertThat(got.sequenceNumber()).isEqualTo("00000000000000000000");
+            assertThat(wrapped.capabilities().fifo()).isTrue();
+        }
     }
 
     @Test
@@ -154,7 +213,7 @@ class FaultInjectingMailboxTest {
         assertThat(again.deliveryCount()).isEqualTo(2);
 
         faulty.expire(again);
-        assertThatThrownBy(() -> faulty.acknowledge(again.receiptHandle()))
+        assertThatThrownBy(() -> faulty.nack(again.receiptHandle(), Duration.ZERO))
                 .isInstanceOf(ReceiptHandleExpiredException.class).hasMessageContaining("fault injector");
         assertThatThrownBy(() -> faulty.acknowledge("not a receipt handle")).isInstanceOf(IllegalArgumentException.class);
     }

@@ -29,6 +29,9 @@ class InMemoryMailboxContractTest extends MailboxContract {
         if (spec.redrivePolicy() != null) {
             b.redrivePolicy(spec.redrivePolicy());
         }
+        if (spec.fifo() != null) {
+            b.fifo(spec.fifo());
+        }
         InMemoryMailbox<T> m = b.build();
         byName.put(spec.name(), m);
         return m;

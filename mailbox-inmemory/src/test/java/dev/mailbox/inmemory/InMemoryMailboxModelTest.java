@@ -26,7 +26,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * handle), purges and clock moves, run on an
  * InMemoryMailbox and on a small reference model written independently of it; after every step the
  * two must agree on what was received (in order, with delivery counts), on which handles were stale,
- * and on the count. jqwik shrinks a failure to a short program.
+ * and on the count. jqwik shrinks a failure to a short program. Acknowledgements follow SQS's rule: the
+ * most recent delivery's handle deletes the message even after its visibility lapsed, until it is
+ * delivered again or nacked.
  *
  * <p>The model states FIFO as "ordered by the time a message became visible; at the same instant,
  * timers (by send order) before events (in the order they happened)". Timed durations are at least
@@ -161,6 +163,7 @@ class InMemoryMailboxModelTest {
             int kind;          // 0 = by a timer, 1 = by an event
             long tie;          // timers: seq; events: event number
             int deliveries;
+            boolean nacked;    // since its last delivery
 
             Msg(int seq) {
                 this.seq = seq;
@@ -198,6 +201,7 @@ class InMemoryMailboxModelTest {
             List<Delivery> out = new ArrayList<>();
             for (Msg m : visible.subList(0, Math.min(max, visible.size()))) {
                 m.deliveries++;
+                m.nacked = false;
                 m.state = State.IN_FLIGHT;
                 m.due = now + visibility;
                 out.add(new Delivery(m, m.deliveries));
@@ -209,8 +213,13 @@ class InMemoryMailboxModelTest {
             return d.msg().state == State.IN_FLIGHT && d.msg().deliveries == d.count() && d.msg().due > now;
         }
 
+        /** As SQS: the most recent delivery's handle deletes the message, also after it lapsed, unless nacked. */
         boolean ack(Delivery d) {
-            if (!current(d)) {
+            fireDueTimers();
+            Msg m = d.msg();
+            boolean latest = m.deliveries == d.count() && !m.nacked
+                    && (m.state == State.IN_FLIGHT || m.state == State.VISIBLE);
+            if (!latest) {
                 return false;
             }
             d.msg().state = State.DELETED;
@@ -221,6 +230,7 @@ class InMemoryMailboxModelTest {
             if (!current(d)) {
                 return false;
             }
+            d.msg().nacked = true;
             if (timeout == 0) {
                 visibleByEvent(d.msg());
             } else {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.FencedException;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxClosedException;
@@ -165,11 +166,14 @@ class InMemoryMailboxTest {
         }
 
         @Test
-        @DisplayName("reports its capabilities: exact, FIFO, stale-detecting, bounded, atomic dead letters and fencing, kept ids")
+        @DisplayName("reports its capabilities: exact, ordered, fair, stale-detecting, late-acknowledging, bounded, atomic dead letters and fencing, kept ids")
         void capabilities() {
             try (InMemoryMailbox<String> m = InMemoryMailbox.builder("m", Codec.utf8()).maxMessageBytes(1000).build()) {
                 assertThat(m.capabilities().exactCount()).isTrue();
-                assertThat(m.capabilities().fifo()).isTrue();
+                assertThat(m.capabilities().visibilityOrder()).isTrue();
+                assertThat(m.capabilities().fairness()).isTrue();
+                assertThat(m.capabilities().fifo()).isFalse();
+                assertThat(m.capabilities().lateAcknowledge()).isTrue();
                 assertThat(m.capabilities().detectsStaleAcknowledge()).isTrue();
                 assertThat(m.capabilities().capacity()).isTrue();
                 assertThat(m.capabilities().atomicDeadLetter()).isTrue();
@@ -219,26 +223,27 @@ class InMemoryMailboxTest {
         }
 
         @Test
-        @DisplayName("deliveries leave the handle index when acknowledged, nacked, expired or purged")
+        @DisplayName("deliveries leave the handle index when acknowledged, nacked or purged; a lapsed one stays until delivered again")
         void handleIndexEmpties() {
             try (InMemoryMailbox<String> m = mailbox("index")) {
                 m.sendBatch(List.of("a", "b", "c", "d"));
                 List<Message<String>> got = m.receive(ReceiveOptions.defaults().withMaxMessages(4)
                         .withVisibilityTimeout(Duration.ofSeconds(10)));
-                assertThat(m.deliveriesInFlight()).isEqualTo(4);
+                assertThat(m.deliveriesByHandle()).isEqualTo(4);
 
                 m.acknowledge(got.get(0).receiptHandle());
                 got.get(1).nack(Duration.ofSeconds(5));
                 m.nack(got.get(2).receiptHandle(), Duration.ZERO);
-                assertThat(m.deliveriesInFlight()).isEqualTo(1);
+                assertThat(m.deliveriesByHandle()).isEqualTo(1);
                 clock.advance(Duration.ofSeconds(10));
                 m.send("e"); // touching the mailbox applies the expiry
-                assertThat(m.deliveriesInFlight()).isZero();
+                assertThat(m.deliveriesByHandle()).as("d lapsed: its handle still acknowledges").isEqualTo(1);
 
-                m.receive(ReceiveOptions.defaults().withMaxMessages(10));
-                assertThat(m.deliveriesInFlight()).isEqualTo(4);
+                List<Message<String>> again = m.receive(ReceiveOptions.defaults().withMaxMessages(10));
+                assertThat(again).hasSize(4);
+                assertThat(m.deliveriesByHandle()).as("d's new delivery replaced its old one").isEqualTo(4);
                 m.purge();
-                assertThat(m.deliveriesInFlight()).isZero();
+                assertThat(m.deliveriesByHandle()).isZero();
             }
         }
 
@@ -497,6 +502,124 @@ class InMemoryMailboxTest {
         t.start();
         awaitParked(t);
         return result;
+    }
+
+    @Nested
+    @DisplayName("groups, tenants and late acknowledgements")
+    class Groups {
+
+        private final ManualClock clock = new ManualClock();
+
+        private InMemoryMailbox<String> fifo(String name) {
+            return InMemoryMailbox.builder(name, Codec.utf8()).timeSource(clock).fifo(FifoOptions.defaults()).build();
+        }
+
+        @Test
+        @DisplayName("content-based deduplication needs a codec, and dead letters go to a mailbox of the same kind")
+        void builderRefusals() {
+            assertThatThrownBy(() -> InMemoryMailbox.<String>builder("refs").fifo(FifoOptions.defaults()
+                    .withContentBasedDeduplication(true))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'refs'").hasMessageContaining("no codec");
+            try (InMemoryMailbox<String> standard = InMemoryMailbox.builder("s", Codec.utf8()).build();
+                 InMemoryMailbox<String> fifoDlq = fifo("f")) {
+                assertThatThrownBy(() -> InMemoryMailbox.builder("m", Codec.utf8()).fifo(FifoOptions.defaults())
+                        .redrivePolicy(RedrivePolicy.of(2, standard)).build()).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("dead-letter mailbox 's' must be a FIFO mailbox");
+                assertThatThrownBy(() -> InMemoryMailbox.builder("m", Codec.utf8())
+                        .redrivePolicy(RedrivePolicy.of(2, fifoDlq)).build()).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("dead-letter mailbox 'f' must be a standard mailbox");
+                assertThat(InMemoryMailbox.<String>builder("refs").fifo(FifoOptions.defaults()).build().capabilities().fifo())
+                        .isTrue();
+            }
+        }
+
+        @Test
+        @DisplayName("a FIFO mailbox reports FIFO, not fairness nor visibility order, and numbers messages in 20 digits")
+        void fifoCapabilities() {
+            try (InMemoryMailbox<String> m = fifo("caps")) {
+                assertThat(m.capabilities().fifo()).isTrue();
+                assertThat(m.capabilities().fairness()).isFalse();
+                assertThat(m.capabilities().visibilityOrder()).isFalse();
+                assertThat(m.capabilities().lateAcknowledge()).isTrue();
+                m.send("x", SendOptions.defaults().withGroupId("g"));
+                assertThat(m.receive().get(0).sequenceNumber()).isEqualTo("00000000000000000000");
+            }
+        }
+
+        @Test
+        @DisplayName("groups and tenants are dropped once their messages are gone, so a stream of new group ids holds no memory")
+        void groupsDropped() {
+            try (InMemoryMailbox<String> f = fifo("groups"); InMemoryMailbox<String> s = InMemoryMailbox.builder("tenants",
+                    Codec.utf8()).timeSource(clock).build()) {
+                for (InMemoryMailbox<String> m : List.of(f, s)) {
+                    for (int i = 0; i < 500; i++) {
+                        m.send("x" + i, SendOptions.defaults().withGroupId("g" + i));
+                    }
+                    assertThat(m.groupsHeld()).isEqualTo(500);
+                    for (int i = 0; i < 250; i++) {
+                        m.receive(ReceiveOptions.defaults().withMaxMessages(2)).forEach(Message::acknowledge);
+                    }
+                    assertThat(m.approximateCount()).isZero();
+                    assertThat(m.groupsHeld()).as("groups of %s", m).isZero();
+                    m.send("y", SendOptions.defaults().withGroupId("g1"));
+                    m.purge();
+                    assertThat(m.groupsHeld()).isZero();
+                }
+            }
+        }
+
+        @Test
+        @DisplayName("a message late-acknowledged while visible again is never delivered, from a FIFO group or the standard queue")
+        void lateAcknowledgedNotDelivered() {
+            try (InMemoryMailbox<String> f = fifo("late-fifo"); InMemoryMailbox<String> s = InMemoryMailbox.builder("late",
+                    Codec.utf8()).timeSource(clock).build()) {
+                for (InMemoryMailbox<String> m : List.of(f, s)) {
+                    m.sendBatch(List.of("a", "b"), SendOptions.defaults().withGroupId("g"));
+                    Message<String> a = m.receive(ReceiveOptions.defaults().withVisibilityTimeout(Duration.ofSeconds(1))).get(0);
+                    clock.advance(Duration.ofSeconds(1));
+                    m.send("c", SendOptions.defaults().withGroupId("g")); // applies the lapse: a is visible again
+                    a.acknowledge();
+
+                    List<String> rest = new ArrayList<>();
+                    List<Message<String>> got;
+                    while (!(got = m.receive(ReceiveOptions.defaults().withMaxMessages(10))).isEmpty()) {
+                        got.forEach(x -> {
+                            rest.add(x.body());
+                            x.acknowledge();
+                        });
+                    }
+                    assertThat(rest).as("%s", m).containsExactly("b", "c");
+                    assertThat(m.approximateCount()).isZero();
+                    assertThat(m.deliveriesByHandle()).isZero();
+                }
+            }
+        }
+
+        @Test
+        @DisplayName("a noisy tenant's set-aside messages are neither lost nor duplicated when purged or taken")
+        void setAsideKept() {
+            try (InMemoryMailbox<String> m = InMemoryMailbox.builder("aside", Codec.utf8()).timeSource(clock).build()) {
+                for (int i = 0; i < 60; i++) {
+                    m.send("n" + i, SendOptions.defaults().withGroupId("noisy"));
+                }
+                List<Message<String>> inFlight = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    inFlight.addAll(m.receive(ReceiveOptions.defaults().withMaxMessages(10)));
+                }
+                m.send("q", SendOptions.defaults().withGroupId("quiet"));
+                assertThat(m.receive().get(0).body()).isEqualTo("q"); // the receive set the noisy ones aside
+                List<String> rest = new ArrayList<>();
+                List<Message<String>> got;
+                while (!(got = m.receive(ReceiveOptions.defaults().withMaxMessages(10))).isEmpty()) {
+                    got.forEach(x -> rest.add(x.body()));
+                }
+                assertThat(rest).hasSize(30).doesNotHaveDuplicates().allMatch(b -> b.startsWith("n"));
+                assertThat(m.approximateCount()).isEqualTo(61);
+                assertThat(m.purge()).isEqualTo(61);
+                m.send("after", SendOptions.defaults().withGroupId("noisy"));
+                assertThat(m.receive().get(0).body()).isEqualTo("after");
+            }
+        }
     }
 
     static void awaitParked(Thread t) {

@@ -50,9 +50,12 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *   <li><b>Atomic.</b> Every state change is one Lua script, so a client that dies at any moment
  *       leaves each message in exactly one state: queued, delayed, in flight or deleted. Nothing is
  *       popped in one step and recorded in another.</li>
- *   <li><b>Server time.</b> Deadlines come from the server's {@code TIME}. A handle is current only
- *       while its deadline is in the future, checked in the same script that acts on it, so a lapsed
- *       handle is refused at once; there is no reaper.</li>
+ *   <li><b>Server time.</b> Deadlines come from the server's {@code TIME}. A handle can nack or extend
+ *       only while its deadline is in the future, checked in the same script that acts on it, so a lapsed
+ *       handle is refused at once; there is no reaper. It still acknowledges (as on SQS,
+ *       {@link MailboxCapabilities#lateAcknowledge()}) until the message is delivered again or nacked,
+ *       which replace the delivery token the handle carries, so a superseded handle is refused at once
+ *       too. This needs no layout change: the token was always kept until then.</li>
  *   <li><b>Long polling</b> without a polling loop: scripts publish a notice on the mailbox's channel
  *       when messages become visible or an earlier deadline appears; the mailboxes of one client object
  *       share at most two subscriber connections that hear them (each carries a share of the channels)
@@ -253,9 +256,9 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T> {
         }
         this.defaults = b.defaults;
         this.capabilities = MailboxCapabilities.builder()
-                .exactCount(true).fifo(true).detectsStaleAcknowledge(true).capacity(true).atomicDeadLetter(true)
+                .exactCount(true).visibilityOrder(true).detectsStaleAcknowledge(true).capacity(true).atomicDeadLetter(true)
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofMillis(1)).extendedNames(true)
-                .atomicFencing(true).durableDeduplication(true)
+                .atomicFencing(true).durableDeduplication(true).lateAcknowledge(true)
                 .build();
         this.hub = WakeHub.acquire(client);
         this.wake = hub.join(channel);

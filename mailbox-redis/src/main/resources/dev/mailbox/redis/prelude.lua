@@ -86,13 +86,14 @@ local function announce_due(channel, due, before)
 end
 
 -- Returns 1 and the parsed meta if the handle is current; 0 if it is not the current delivery
--- (redelivered, nacked or deleted); -1 if its visibility lapsed.
+-- (redelivered, nacked or deleted); -1 and the parsed meta if it is the most recent delivery but its
+-- visibility lapsed (or was ended by an extend to zero).
 local function check(id, token)
   local m = redis.call('HGET', K.meta, id)
   if not m then return 0 end
   local enqueued, count, flag, due, current = parse_meta(m)
   if current ~= token then return 0 end
-  if due == nil or due <= NOW then return -1 end
+  if due == nil or due <= NOW then return -1, enqueued, count, flag end
   return 1, enqueued, count, flag
 end
 
@@ -103,7 +104,11 @@ local function delete(k, id, flag)
 end
 
 -- Acknowledges ARGV[first], ARGV[first + 1], ... as (id, token) pairs: deletes each message whose
--- handle is current. Returns one check() code per pair, so the caller can name every stale handle.
+-- handle is its most recent delivery's, in flight or lapsed (late acknowledgement, as SQS: a nack or a
+-- new delivery changes the token, so neither a nacked nor a superseded handle gets here). A lapsed
+-- message is still in timed until a script promotes it, then in ready, pushed at the tail: LREM from the
+-- tail costs the messages queued behind it. Returns one code per pair, 1 for deleted and check()'s 0 for
+-- stale, so the caller can name every stale handle.
 local function acknowledge_pairs(first)
   local codes = {}
   for i = first, #ARGV, 2 do
@@ -112,6 +117,12 @@ local function acknowledge_pairs(first)
     if code == 1 then
       redis.call('ZREM', K.timed, id)
       delete(K, id, flag)
+    elseif code == -1 then
+      if redis.call('ZREM', K.timed, id) == 0 then
+        redis.call('LREM', K.ready, -1, id)
+      end
+      delete(K, id, flag)
+      code = 1
     end
     codes[#codes + 1] = code
   end

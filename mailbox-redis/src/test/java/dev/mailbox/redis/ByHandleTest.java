@@ -70,16 +70,49 @@ class ByHandleTest {
         }
     }
 
-    @Test
-    @DisplayName("a handle whose visibility lapsed is refused by handle too, before any receive")
-    void lapsed() {
-        try (RedisMailbox<String> m = mailbox(unique("lapsed"), Topology.STANDALONE.shared())) {
-            m.send("x");
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Topology.class)
+    @DisplayName("a lapsed handle cannot nack or extend, but still acknowledges (late acknowledgement), whether a script has requeued the message yet or not")
+    void lapsed(Topology topology) {
+        UnifiedJedis raw = topology.shared();
+        String name = unique("lapsed");
+        String base = Topology.base(name);
+        try (RedisMailbox<String> m = mailbox(name, raw)) {
+            m.send("in-timed");
             String handle = m.receive().get(0).receiptHandle();
-            m.extendVisibility(handle, Duration.ZERO); // visible at once: the handle is stale from now
-            assertThatThrownBy(() -> m.acknowledge(handle))
+            String id = handle.substring(0, 12);
+            m.extendVisibility(handle, Duration.ZERO); // its visibility ends now; nothing has requeued it yet
+            assertThat(raw.zscore(base + "timed", id)).as("still in timed").isNotNull();
+            assertThatThrownBy(() -> m.nack(handle, Duration.ZERO))
                     .isInstanceOf(ReceiptHandleExpiredException.class).hasMessageContaining("visibility timeout ended");
-            assertThat(m.approximateCount()).isEqualTo(1);
+            assertThatThrownBy(() -> m.extendVisibility(handle, Duration.ofMinutes(1)))
+                    .isInstanceOf(ReceiptHandleExpiredException.class).hasMessageContaining("visibility timeout ended");
+
+            m.acknowledge(handle);
+            assertThat(m.approximateCount()).isZero();
+            assertThat(raw.zscore(base + "timed", id)).isNull();
+            assertThat(raw.hget(base + "meta", id)).isNull();
+            assertThat(raw.hget(base + "body", id)).isNull();
+
+            m.send("before");
+            m.send("requeued");
+            List<Message<String>> got = m.receive(LONG_VISIBILITY.withMaxMessages(2));
+            Message<String> requeued = got.get(1);
+            got.get(0).nack(Duration.ZERO);
+            requeued.extendVisibility(Duration.ZERO);
+            m.send("after"); // a send requeues what is due: the lapsed message goes back into ready
+            String requeuedId = requeued.receiptHandle().substring(0, 12);
+            assertThat(raw.lrange(base + "ready", 0, -1)).containsExactly(got.get(0).receiptHandle().substring(0, 12),
+                    requeuedId, raw.lrange(base + "ready", 2, 2).get(0));
+
+            requeued.acknowledge();
+            assertThat(raw.lrange(base + "ready", 0, -1)).as("the others stay, in order").hasSize(2)
+                    .doesNotContain(requeuedId);
+            assertThat(m.approximateCount()).isEqualTo(2);
+            List<Message<String>> rest = m.receive(LONG_VISIBILITY.withMaxMessages(10));
+            assertThat(rest).extracting(Message::body).containsExactly("before", "after");
+            assertThatThrownBy(requeued::acknowledge).isInstanceOf(ReceiptHandleExpiredException.class)
+                    .hasMessageContaining("not the current delivery");
         }
     }
 

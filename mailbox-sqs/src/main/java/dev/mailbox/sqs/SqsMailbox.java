@@ -33,6 +33,8 @@ import software.amazon.awssdk.services.sqs.model.DeleteMessageBatchResponse;
 import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
 import software.amazon.awssdk.services.sqs.model.MessageNotInflightException;
 import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
+import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeNameForSends;
+import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeValue;
 import software.amazon.awssdk.services.sqs.model.PurgeQueueInProgressException;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
@@ -88,14 +90,17 @@ import java.util.function.Supplier;
  *   <li>SQS accepts a DeleteMessage with an old receipt handle without telling, so a stale
  *       {@link Message#acknowledge()} returns normally ({@code detectsStaleAcknowledge() == false});
  *       nack and extend with a stale handle do throw {@link ReceiptHandleExpiredException}.</li>
- *   <li>SQS does not enforce a handle's deadline (ElasticMQ even revives a lapsed handle on
- *       ChangeMessageVisibility, and SQS deletes a lapsed message on DeleteMessage), so this object keeps the
- *       deadlines of the last {@value #MAX_TRACKED_DELIVERIES} deliveries it received. Once a deadline has
- *       passed it refuses nack and extend of that delivery, on the message and by handle, and the message's
- *       own {@link Message#acknowledge()}; a delivery it acknowledged or nacked itself is refused for every
- *       call. {@link #acknowledge(String)} is not refused for the deadline alone, because this object does
- *       not see an extend or nack made through another object: SQS decides, and it refuses the handle of a
- *       message that was deleted or delivered again. For the same reason, after an extend through another
+ *   <li>SQS does not enforce a handle's deadline for ChangeMessageVisibility (ElasticMQ even revives a
+ *       lapsed handle), so this object keeps the deadlines of the last {@value #MAX_TRACKED_DELIVERIES}
+ *       deliveries it received. Once a deadline has passed it refuses nack and extend of that delivery, on the
+ *       message and by handle; a delivery it acknowledged or nacked itself is refused for every call.
+ *       Acknowledge is not refused for the deadline alone: on a standard queue SQS deletes a lapsed message by
+ *       its most recent handle, as the contract's late acknowledgement says
+ *       ({@code lateAcknowledge() == true}), and does not delete one that was delivered again; on a FIFO queue
+ *       SQS lets the handle expire with the visibility timeout and refuses it ({@code lateAcknowledge() ==
+ *       false}), so the message's own {@link Message#acknowledge()} is refused here once its deadline has
+ *       passed. {@link #acknowledge(String)} by handle leaves the deadline to SQS either way, because this
+ *       object does not see an extend or nack made through another object. For the same reason, after an extend through another
  *       object, nack and extend through the receiving object are refused once its own deadline has passed:
  *       extend a delivery through the object that will settle it. Calls by handle on an object that did not
  *       receive the delivery rely on SQS's checks alone.</li>
@@ -127,7 +132,8 @@ import java.util.function.Supplier;
  *
  * <p>Bodies travel as text when the codec's bytes are valid UTF-8 text SQS accepts (JSON always
  * is); other bytes travel as base64 with a reserved attribute, {@value #ENCODING_ATTRIBUTE}, which
- * counts toward the ten attributes and is hidden from {@link Message#attributes()}.
+ * counts toward the ten attributes and is hidden from {@link Message#attributes()}. The attribute
+ * {@value #TRACE_HEADER_ATTRIBUTE} travels as SQS's system attribute of that name (X-Ray's trace header), both ways.
  *
  * <p>Message attributes of every SQS data type are kept: a {@code String} attribute is its value in
  * {@link Message#attributes()}, and a {@code Number} or {@code Binary} one (or one of a custom type such as
@@ -177,6 +183,13 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
     /** Marks a body sent as base64 because its bytes are not text SQS accepts. */
     public static final String ENCODING_ATTRIBUTE = "mailbox-encoding";
+    /**
+     * The attribute that stands for SQS's {@code AWSTraceHeader} message system attribute (X-Ray's trace header):
+     * sent as that system attribute, not as a message attribute, and a received message's system attribute shows
+     * in {@link Message#attributes()} under this name, so tracing (module {@code mailbox-opentelemetry}) and AWS
+     * services continue each other's traces. It counts toward the ten attributes here, as every attribute does.
+     */
+    public static final String TRACE_HEADER_ATTRIBUTE = "AWSTraceHeader";
 
     /** How many of its latest deliveries an object remembers, for calls by handle. */
     static final int MAX_TRACKED_DELIVERIES = 10_000;
@@ -240,9 +253,12 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         this.fence = new Fence(name);
         this.recentSends = fifoQueue ? null : new RecentSends(System::nanoTime);
         this.capabilities = MailboxCapabilities.builder()
-                .exactCount(false).fifo(false).detectsStaleAcknowledge(false).capacity(false).atomicDeadLetter(true)
+                .exactCount(false).visibilityOrder(false).detectsStaleAcknowledge(false).capacity(false).atomicDeadLetter(true)
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofSeconds(1))
                 .atomicFencing(false).durableDeduplication(fifoQueue)
+                // SQS deletes a lapsed message of a standard queue by its latest handle; a FIFO queue's handle
+                // expires with its visibility timeout ("The receipt handle has expired")
+                .lateAcknowledge(!fifoQueue)
                 .build();
     }
 
@@ -420,7 +436,7 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                     .queueUrl(queueUrl).maxNumberOfMessages(options.maxMessages()).visibilityTimeout(visibility)
                     .waitTimeSeconds(wait).messageAttributeNames("All")
                     .messageSystemAttributeNames(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT,
-                            MessageSystemAttributeName.SENT_TIMESTAMP)));
+                            MessageSystemAttributeName.SENT_TIMESTAMP, MessageSystemAttributeName.AWS_TRACE_HEADER)));
             ReceiveMessageResponse response = wait == 0 ? request.get() : longPoll(request);
             if (response.hasMessages() && !response.messages().isEmpty()) {
                 if (closed) {
@@ -544,7 +560,7 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                 SqsMessage<T> m = own.get(i);
                 boolean current;
                 synchronized (m.state()) {
-                    current = m.state().current();
+                    current = capabilities.lateAcknowledge() ? m.state().unfinished() : m.state().current();
                 }
                 if (current) {
                     entries.add(DeleteMessageBatchRequestEntry.builder().id(Integer.toString(i))
@@ -779,6 +795,9 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         } else {
             request.delaySeconds(seconds(delay));
         }
+        if (out.traceHeader != null) {
+            request.messageSystemAttributes(traceHeader(out.traceHeader));
+        }
         return call("send", () -> sqs.sendMessage(request.build())).messageId();
     }
 
@@ -803,6 +822,9 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                 entry.messageDeduplicationId(token).messageGroupId(token);
             } else {
                 entry.delaySeconds(seconds(delay));
+            }
+            if (out.traceHeader != null) {
+                entry.messageSystemAttributes(traceHeader(out.traceHeader));
             }
             entries.add(entry.build());
         }
@@ -839,7 +861,12 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
     // ---- encoding
 
-    private record Outgoing(String body, Map<String, MessageAttributeValue> attributes) {
+    private record Outgoing(String body, Map<String, MessageAttributeValue> attributes, @Nullable String traceHeader) {
+    }
+
+    private static Map<MessageSystemAttributeNameForSends, MessageSystemAttributeValue> traceHeader(String value) {
+        return Map.of(MessageSystemAttributeNameForSends.AWS_TRACE_HEADER,
+                MessageSystemAttributeValue.builder().dataType("String").stringValue(value).build());
     }
 
     private Outgoing outgoing(T body, SendOptions options) {
@@ -866,8 +893,12 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         }
         // a value in the typed form ({sqs:Number}12.5, {sqs:Binary}AAEC) goes to SQS with its type
         Map<String, MessageAttributeValue> sqsAttributes = new LinkedHashMap<>();
-        attributes.forEach((k, v) -> sqsAttributes.put(k, TypedAttributes.toSqs(v)));
-        return new Outgoing(text, sqsAttributes);
+        attributes.forEach((k, v) -> {
+            if (!k.equals(TRACE_HEADER_ATTRIBUTE)) {
+                sqsAttributes.put(k, TypedAttributes.toSqs(v));
+            }
+        });
+        return new Outgoing(text, sqsAttributes, attributes.get(TRACE_HEADER_ATTRIBUTE));
     }
 
     /** @return the bytes as text if they are UTF-8 made only of characters SQS accepts, else null */
@@ -906,6 +937,10 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                     m.body().getBytes(StandardCharsets.UTF_8));
         }
         Map<MessageSystemAttributeName, String> system = m.attributes();
+        String traceHeader = system.get(MessageSystemAttributeName.AWS_TRACE_HEADER);
+        if (traceHeader != null && !traceHeader.isEmpty()) {
+            attributes.put(TRACE_HEADER_ATTRIBUTE, traceHeader); // the system attribute stands for a message one of its name
+        }
         int count = Integer.parseInt(system.getOrDefault(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT, "1"));
         Instant sent = Instant.ofEpochMilli(Long.parseLong(system.getOrDefault(MessageSystemAttributeName.SENT_TIMESTAMP,
                 Long.toString(System.currentTimeMillis()))));

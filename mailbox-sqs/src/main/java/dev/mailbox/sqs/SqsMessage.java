@@ -24,7 +24,8 @@ final class SqsMessage<T> extends Delivery<T> {
 
     @Override
     public void acknowledge() {
-        mailbox.acknowledge(receiptHandle(), state, true, epoch);
+        // a lapsed delivery is still SQS's to delete where it allows late acknowledgement (standard queues)
+        mailbox.acknowledge(receiptHandle(), state, !mailbox.capabilities().lateAcknowledge(), epoch);
     }
 
     @Override
@@ -82,6 +83,11 @@ final class SqsMessage<T> extends Delivery<T> {
                 throw new ReceiptHandleExpiredException(receiptHandle, "receipt handle " + receiptHandle + " of message "
                         + messageId + " in mailbox '" + mailbox + "' is stale: " + why);
             }
+        }
+
+        /** @return whether this object has not acknowledged or nacked the delivery (its deadline may have passed) */
+        boolean unfinished() {
+            return finished == null;
         }
 
         /** @return whether the delivery is still current (see {@link #requireCurrent}) */

@@ -124,6 +124,8 @@ class SqsDeduplicationTest {
         assertThat(m.capabilities().durableDeduplication()).isTrue();
         assertThat(m.capabilities().atomicFencing()).isFalse();
         assertThat(m.capabilities().fifo()).as("a message group per message: no order").isFalse();
+        assertThat(m.capabilities().lateAcknowledge()).as("a FIFO queue's handle expires with its visibility")
+                .isFalse();
         String longest = "L".repeat(128); // in a batch, longest + "/0" is over SQS's 128 characters
 
         String first = m.send("x", id(longest));

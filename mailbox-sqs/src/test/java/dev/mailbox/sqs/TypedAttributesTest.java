@@ -93,4 +93,34 @@ class TypedAttributesTest {
         assertThat(again).hasSize(1);
         assertThat(again.get(0).attributes()).isEqualTo(attributes);
     }
+
+    @Test
+    @DisplayName("the AWSTraceHeader attribute travels as SQS's system attribute of that name, both ways")
+    void traceHeaderIsTheSystemAttribute() {
+        SqsMailbox<String> m = newMailbox();
+        String header = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
+        m.send("x", SendOptions.defaults().withAttribute("tenant", "acme")
+                .withAttribute(SqsMailbox.TRACE_HEADER_ATTRIBUTE, header));
+
+        software.amazon.awssdk.services.sqs.model.Message raw = sqs.receiveMessage(r -> r.queueUrl(m.queueUrl())
+                .messageAttributeNames("All").messageSystemAttributeNamesWithStrings("AWSTraceHeader")
+                .visibilityTimeout(0).waitTimeSeconds(5)).messages().get(0);
+        assertThat(raw.messageAttributes()).containsOnlyKeys("tenant");
+        assertThat(raw.attributesAsStrings()).containsEntry("AWSTraceHeader", header);
+
+        sqs.sendMessage(r -> r.queueUrl(m.queueUrl()).messageBody("from-sdk").messageSystemAttributesWithStrings(Map.of(
+                "AWSTraceHeader", software.amazon.awssdk.services.sqs.model.MessageSystemAttributeValue.builder()
+                        .dataType("String").stringValue(header.replace("Sampled=1", "Sampled=0")).build())));
+        Map<String, Map<String, String>> byBody = new java.util.HashMap<>();
+        for (int i = 0; i < 10 && byBody.size() < 2; i++) {
+            for (Message<String> got : m.receive(ReceiveOptions.defaults().withMaxMessages(10)
+                    .withWaitTime(Duration.ofSeconds(1)))) {
+                byBody.put(got.body(), got.attributes());
+            }
+        }
+        assertThat(byBody.get("x")).containsExactlyInAnyOrderEntriesOf(Map.of("tenant", "acme",
+                "AWSTraceHeader", header));
+        assertThat(byBody.get("from-sdk")).containsExactlyEntriesOf(Map.of("AWSTraceHeader",
+                header.replace("Sampled=1", "Sampled=0")));
+    }
 }

@@ -120,6 +120,7 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
     final Duration grace;
     final TimeSource time;
     final LoopMetrics metrics;
+    final MessageInterceptor interceptor;
     final Cache<String, MainLoopResult<Res>> completed;
     final ConcurrentHashMap<String, Attempt<Res>> running = new ConcurrentHashMap<>();
     private final Cache<String, Mailbox<MainLoopResult<Res>>> replyMailboxes;
@@ -142,6 +143,7 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
         this.grace = b.grace;
         this.time = b.time;
         this.metrics = new LoopMetrics(b.registry, requests.name());
+        this.interceptor = b.interceptor;
         // its upkeep (a drain after every write, an eviction once full) runs on the worker that wrote, at a few
         // hundred nanoseconds: on the default pool it woke a common-pool thread for every request answered
         this.completed = Caffeine.newBuilder().maximumSize(b.rememberMax)
@@ -453,6 +455,7 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
         private long rememberMax = 10_000;
         private Duration rememberFor = Duration.ofMinutes(15);
         private long replyMailboxCacheSize = 1_000;
+        private MessageInterceptor interceptor = MessageInterceptor.NONE;
 
         private Builder(Mailbox<MainLoopRequest<Req>> requests, RequestHandler<Req, Res> handler) {
             this.requests = Objects.requireNonNull(requests, "requests");
@@ -599,6 +602,17 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
          */
         public Builder<Req, Res> meterRegistry(MeterRegistry registry) {
             this.registry = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
+        /**
+         * @param interceptor runs around the work for each request received: decoding it, the handler, sending
+         *                    the result and settling it (default: none). {@code mailbox-opentelemetry}'s
+         *                    continues the sender's trace there
+         * @return this builder
+         */
+        public Builder<Req, Res> interceptor(MessageInterceptor interceptor) {
+            this.interceptor = Objects.requireNonNull(interceptor, "interceptor");
             return this;
         }
 

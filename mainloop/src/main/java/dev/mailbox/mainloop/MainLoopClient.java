@@ -79,6 +79,7 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
     private final Duration defaultTimeout;
     private final ReceiveOptions receiveOptions;
     private final TimeSource time;
+    private final MessageInterceptor interceptor;
     private final ConcurrentHashMap<String, CompletableFuture<@Nullable Res>> pending = new ConcurrentHashMap<>();
     private final Thread receiver;
     private volatile boolean open = true;
@@ -101,6 +102,7 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
         this.cleanup = b.cleanup;
         this.defaultTimeout = b.defaultTimeout;
         this.time = b.time;
+        this.interceptor = b.interceptor;
         this.receiveOptions = ReceiveOptions.defaults().withMaxMessages(10).withWaitTime(b.receiveWait);
         String name = b.name != null ? b.name
                 : b.requests.name() + "-reply-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
@@ -487,7 +489,12 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
             return;
         }
         for (Message<MainLoopResult<Res>> m : got) {
-            deliver(m);
+            try {
+                interceptor.intercept(responses.name(), m, () -> deliver(m));
+            } catch (RuntimeException e) {
+                // the interceptor's own failure: the other results still go to their calls
+                LOG.error("delivering result message {} in '{}' failed", m.id(), responses.name(), e);
+            }
         }
         delivered = got;
     }
@@ -588,6 +595,7 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
         private Duration defaultTimeout = Duration.ofSeconds(30);
         private Duration receiveWait = Duration.ofSeconds(5);
         private TimeSource time = TimeSource.system();
+        private MessageInterceptor interceptor = MessageInterceptor.NONE;
 
         private Builder(Mailbox<MainLoopRequest<Req>> requests, Function<String, Mailbox<MainLoopResult<Res>>> open) {
             this.requests = Objects.requireNonNull(requests, "requests");
@@ -650,6 +658,17 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
          */
         public Builder<Req, Res> timeSource(TimeSource time) {
             this.time = Objects.requireNonNull(time, "time");
+            return this;
+        }
+
+        /**
+         * @param interceptor runs around the work for each result received: decoding it and completing its call
+         *                    (default: none). {@code mailbox-opentelemetry}'s continues the trace the result's
+         *                    sender (the runner) carried on, so the caller sees its reply in its own trace
+         * @return this builder
+         */
+        public Builder<Req, Res> interceptor(MessageInterceptor interceptor) {
+            this.interceptor = Objects.requireNonNull(interceptor, "interceptor");
             return this;
         }
 

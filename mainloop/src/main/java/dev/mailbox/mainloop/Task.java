@@ -65,7 +65,7 @@ final class Task<Req, Res> implements Runnable {
             thread = Thread.currentThread();
         }
         try {
-            process();
+            loop.interceptor.intercept(loop.name(), message, this::process);
         } catch (RuntimeException | Error e) {
             // not acknowledged: the request comes back when its visibility timeout lapses
             LOG.error("request message {} in '{}' failed unexpectedly", message.id(), loop.name(), e);

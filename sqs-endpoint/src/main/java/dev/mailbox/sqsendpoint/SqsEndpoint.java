@@ -37,8 +37,13 @@ import org.jspecify.annotations.Nullable;
  *       type. A stored body that is not text SQS can carry (a Java producer's raw bytes) is delivered as base64
  *       with the message attribute {@code mailbox-encoding=base64}, the convention of {@code SqsMailbox}; a message
  *       sent with that attribute is stored as the bytes it stands for. The one system attribute a send may
- *       give, AWSTraceHeader, is checked and its digest returned, but it is not kept: a receive does not return
- *       it.</li>
+ *       give, AWSTraceHeader (X-Ray's trace header), is kept as the mailbox attribute {@code AWSTraceHeader}, where
+ *       tracing on the receiving side (module {@code mailbox-opentelemetry}) continues the trace from it, and a
+ *       receive that asks for it ({@code AttributeNames} or {@code MessageSystemAttributeNames}: {@code AWSTraceHeader}
+ *       or {@code All}) returns it as the system attribute again; a message sent with ten message attributes, or
+ *       one the header would make larger than the queue's MaximumMessageSize, is stored without it. Unlike SQS,
+ *       a <i>message</i> attribute of that name is refused ({@code InvalidParameterValue}): stored under the same
+ *       name, it would come back as the system attribute.</li>
  *   <li>Receipt handles are the mailbox's own. DeleteMessage with a stale handle succeeds without deleting, as on
  *       SQS; ChangeMessageVisibility with one is refused.</li>
  *   <li>Queue attributes are kept in the directory. VisibilityTimeout, DelaySeconds and

@@ -146,4 +146,53 @@ class EndpointEdgeCasesTest {
             guarded.close();
         }
     }
+
+    private static software.amazon.awssdk.services.sqs.model.MessageSystemAttributeValue traceHeader(String value) {
+        return software.amazon.awssdk.services.sqs.model.MessageSystemAttributeValue.builder().dataType("String")
+                .stringValue(value).build();
+    }
+
+    @Test
+    @DisplayName("AWSTraceHeader is kept: the mailbox's reader sees it as an attribute, a receive asking for it gets"
+            + " the system attribute (not a message attribute); without room it is left out; a message attribute"
+            + " of that name is refused")
+    void traceHeaderIsKept() {
+        String url = client.createQueue(r -> r.queueName("edge-trace-header")).queueUrl();
+        String header = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
+        client.sendMessage(r -> r.queueUrl(url).messageBody("traced")
+                .messageAttributes(Map.of("tenant", MessageAttributeValue.builder().dataType("String")
+                        .stringValue("acme").build()))
+                .messageSystemAttributesWithStrings(Map.of("AWSTraceHeader", traceHeader(header))));
+
+        List<dev.mailbox.api.Message<byte[]>> stored = directory.mailbox("edge-trace-header")
+                .receive(dev.mailbox.api.ReceiveOptions.defaults().withVisibilityTimeout(Duration.ZERO));
+        assertThat(stored).hasSize(1);
+        assertThat(stored.get(0).attributes()).containsExactlyInAnyOrderEntriesOf(Map.of("tenant", "acme",
+                "AWSTraceHeader", header));
+
+        Message plain = client.receiveMessage(r -> r.queueUrl(url).visibilityTimeout(0).waitTimeSeconds(2)
+                .messageAttributeNames("All")).messages().get(0);
+        assertThat(plain.messageAttributes()).containsOnlyKeys("tenant");
+        assertThat(plain.attributesAsStrings()).doesNotContainKey("AWSTraceHeader");
+        Message asked = client.receiveMessage(r -> r.queueUrl(url).visibilityTimeout(0).waitTimeSeconds(2)
+                .messageAttributeNames("All").messageSystemAttributeNamesWithStrings("AWSTraceHeader")).messages().get(0);
+        assertThat(asked.attributesAsStrings()).containsExactlyEntriesOf(Map.of("AWSTraceHeader", header));
+        assertThat(asked.messageAttributes()).containsOnlyKeys("tenant");
+        assertThat(receiveOne(url, 30).attributesAsStrings()).containsEntry("AWSTraceHeader", header); // All
+        client.purgeQueue(r -> r.queueUrl(url));
+
+        Map<String, MessageAttributeValue> ten = new java.util.LinkedHashMap<>();
+        IntStream.range(0, 10).forEach(i -> ten.put("a" + i, MessageAttributeValue.builder().dataType("String")
+                .stringValue("v").build()));
+        client.sendMessage(r -> r.queueUrl(url).messageBody("full").messageAttributes(ten)
+                .messageSystemAttributesWithStrings(Map.of("AWSTraceHeader", traceHeader(header))));
+        Message full = receiveOne(url, 30);
+        assertThat(full.body()).isEqualTo("full");
+        assertThat(full.attributesAsStrings()).doesNotContainKey("AWSTraceHeader");
+
+        assertThatThrownBy(() -> client.sendMessage(r -> r.queueUrl(url).messageBody("clash")
+                .messageAttributes(Map.of("AWSTraceHeader", MessageAttributeValue.builder().dataType("String")
+                        .stringValue(header).build()))))
+                .isInstanceOf(SqsException.class).hasMessageContaining("reserved");
+    }
 }

@@ -12,12 +12,17 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A mailbox that records every successful send so a test can assert on it, for example the results a
  * worker replied with. On its own it stores nothing else (receives return nothing, like
  * {@link NullMailbox}); made with {@link #wrapping(Mailbox)} it forwards every call to a real mailbox
  * and records the sends that mailbox accepted. Thread-safe.
+ *
+ * <p>Each record keeps the send's group id ({@link SendOptions#withGroupId}), so a test can check what a
+ * worker sent to which group; in front of a FIFO mailbox ({@code wrapping(NullMailbox.fifo(...))} or a real
+ * one) the sends are checked as that mailbox checks them, and a refused send is not recorded.
  *
  * <p>A send that the mailbox deduplicated ({@link SendOptions#withDeduplicationId}: it returned the id
  * of a message already recorded) is not recorded again, since nothing new was stored. A
@@ -42,9 +47,22 @@ public final class CollectingMailbox<T> extends ForwardingMailbox<T> {
      * @param body       the body
      * @param delay      the send's delay
      * @param attributes the send's attributes
+     * @param groupId    the send's message group id, or null
      * @param <T>        the body type
      */
-    public record Sent<T>(String id, T body, Duration delay, Map<String, String> attributes) {
+    public record Sent<T>(String id, T body, Duration delay, Map<String, String> attributes, @Nullable String groupId) {
+
+        /**
+         * A recorded send without a group id.
+         *
+         * @param id         the id the send returned
+         * @param body       the body
+         * @param delay      the send's delay
+         * @param attributes the send's attributes
+         */
+        public Sent(String id, T body, Duration delay, Map<String, String> attributes) {
+            this(id, body, delay, attributes, null);
+        }
     }
 
     /** The record, shared with every fenced view made from this mailbox. */
@@ -178,7 +196,7 @@ public final class CollectingMailbox<T> extends ForwardingMailbox<T> {
     @Override
     public String send(T body, SendOptions options) {
         String id = delegate.send(body, options);
-        record(List.of(new Sent<>(id, body, options.delay(), options.attributes())));
+        record(List.of(new Sent<>(id, body, options.delay(), options.attributes(), options.groupId())));
         return id;
     }
 
@@ -188,7 +206,7 @@ public final class CollectingMailbox<T> extends ForwardingMailbox<T> {
         List<String> ids = delegate.sendBatch(bodies, options);
         List<Sent<T>> records = new ArrayList<>(ids.size());
         for (int i = 0; i < ids.size(); i++) {
-            records.add(new Sent<>(ids.get(i), bodies.get(i), options.delay(), options.attributes()));
+            records.add(new Sent<>(ids.get(i), bodies.get(i), options.delay(), options.attributes(), options.groupId()));
         }
         record(records);
         return ids;

@@ -35,14 +35,17 @@ import org.jspecify.annotations.Nullable;
  *       reach the mailbox, so nothing happens;</li>
  *   <li>{@link #failNextAfterForwarding(Operation, int)}: the next calls take effect but the caller
  *       still sees a failure, as when a reply is lost (a retried send then duplicates);</li>
- *   <li>{@link #expire(Message)}: a delivery's handle goes stale as if its visibility timeout had
- *       ended, and the message becomes visible again;</li>
+ *   <li>{@link #expire(Message)}: a delivery's visibility timeout ends at once: the message becomes
+ *       visible again and the handle can no longer nack or extend (nor acknowledge, unless the real mailbox
+ *       allows {@link dev.mailbox.api.MailboxCapabilities#lateAcknowledge() late acknowledgement});</li>
  *   <li>{@link #duplicateNextDelivery()}: the next message received is delivered a second time too,
- *       as at-least-once delivery allows;</li>
+ *       as at-least-once delivery allows (on a FIFO mailbox this breaks its group's order on purpose, as a
+ *       consumer must expect after a failover);</li>
  *   <li>{@link #inject(Object)} and {@link #injectUndecodable(String)}: a synthetic message is
  *       returned first by the next receive.</li>
  * </ul>
- * Thread-safe. Messages returned by this mailbox are wrappers; use them, not the delegate's. Their
+ * Thread-safe. Messages returned by this mailbox are wrappers (with the real message's group id and
+ * sequence number); use them, not the delegate's. Their
  * receipt handles are the wrapper's too, and {@link #acknowledge(String)}, {@link #nack(String, Duration)}
  * and {@link #extendVisibility(String, Duration)} take them (or a bare handle of the delegate), with
  * the same faults as the message's own methods.
@@ -87,6 +90,8 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
         /** Injected messages by their own handle, so the handle calls can find them. */
         final Map<String, InjectedMessage<T>> injectedByHandle = new ConcurrentHashMap<>();
         final Set<String> expiredHandles = ConcurrentHashMap.newKeySet();
+        /** Handles {@link #expire} lapsed on a real mailbox with late acknowledgement: acknowledge still goes through. */
+        final Set<String> lapsedHandles = ConcurrentHashMap.newKeySet();
         final List<Message<T>> duplicates = new ArrayList<>();
         boolean duplicateNext;
     }
@@ -146,15 +151,23 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
     }
 
     /**
-     * Makes a delivery's handle stale as if its visibility timeout had ended: the message becomes
-     * visible again at once, and this delivery's acknowledge, nack and extend throw
-     * {@link ReceiptHandleExpiredException}.
+     * Ends a delivery's visibility timeout at once, as if it had lapsed: the message becomes visible again,
+     * and this delivery's nack and extend throw {@link ReceiptHandleExpiredException}. Its acknowledge
+     * follows the real mailbox's rule: where it declares
+     * {@link dev.mailbox.api.MailboxCapabilities#lateAcknowledge()} the handle still deletes the message until
+     * it is delivered again (the real mailbox decides; a receive will deliver it again at once), elsewhere it
+     * throws too. To test a handle that is stale for every call, expire it and receive the message again.
      *
      * @param message a message received from this mailbox
      */
     public void expire(Message<T> message) {
         if (!(message instanceof Delivery<T> d)) {
             throw new IllegalArgumentException("expire() takes messages received from this mailbox");
+        }
+        if (!(d.real instanceof InjectedMessage<T>) && delegate.capabilities().lateAcknowledge()) {
+            d.real.extendVisibility(Duration.ZERO); // a lapse, not a nack: the real handle still acknowledges
+            faults.lapsedHandles.add(d.receiptHandle());
+            return;
         }
         if (!(d.real instanceof InjectedMessage<T>)) {
             d.real.nack(Duration.ZERO);
@@ -329,7 +342,8 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
                           Consumer<String> onDelegate) {
         Objects.requireNonNull(receiptHandle, "receiptHandle");
         around(op, () -> {
-            if (faults.expiredHandles.contains(receiptHandle)) {
+            if (faults.expiredHandles.contains(receiptHandle)
+                    || (op != Operation.ACKNOWLEDGE && faults.lapsedHandles.contains(receiptHandle))) {
                 throw new ReceiptHandleExpiredException(receiptHandle, "receipt handle " + receiptHandle
                         + " was expired by the fault injector");
             }
@@ -446,6 +460,16 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
         }
 
         @Override
+        public @Nullable String groupId() {
+            return real.groupId();
+        }
+
+        @Override
+        public @Nullable String sequenceNumber() {
+            return real.sequenceNumber();
+        }
+
+        @Override
         public void acknowledge() {
             forward(Operation.ACKNOWLEDGE, real::acknowledge);
         }
@@ -462,7 +486,8 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
 
         private void forward(Operation op, Runnable call) {
             owner.around(op, () -> {
-                if (owner.faults.expiredHandles.contains(handle)) {
+                if (owner.faults.expiredHandles.contains(handle)
+                        || (op != Operation.ACKNOWLEDGE && owner.faults.lapsedHandles.contains(handle))) {
                     throw new ReceiptHandleExpiredException(handle, "receipt handle " + handle
                             + " was expired by the fault injector");
                 }

@@ -95,6 +95,16 @@ import org.junit.jupiter.api.Timeout;
  *       where {@link #hasManualClock()}; the cross-object test needs
  *       {@link MailboxCapabilities#durableDeduplication()} and {@link #reopen(MailboxSpec)}; the test
  *       that a duplicate needs no room needs {@link MailboxCapabilities#capacity()}.</li>
+ *   <li><b>FIFO mailboxes</b> ({@link FifoContract}): every backend whose {@link #createMailbox} makes a
+ *       mailbox that declares {@link MailboxCapabilities#fifo()} when the spec carries
+ *       {@link MailboxSpec#fifo() FIFO options} (a backend without FIFO mailboxes may ignore them: the group is
+ *       then skipped, saying so). Includes a model-checked property test of 500 random histories; the
+ *       deduplication-window test needs {@link #hasManualClock()}.</li>
+ *   <li><b>Fairness</b> ({@link FairnessContract}): standard mailboxes that declare
+ *       {@link MailboxCapabilities#fairness()}; the tests that compare with visibility order also need
+ *       {@link MailboxCapabilities#visibilityOrder()}.</li>
+ *   <li><b>Late acknowledgement</b> ({@link LateAcknowledgementContract}): mailboxes that declare
+ *       {@link MailboxCapabilities#lateAcknowledge()}.</li>
  * </ul>
  *
  * <p><b>Time.</b> Tests that need time to pass call {@link #elapse(Duration)}: by default it sleeps
@@ -307,6 +317,28 @@ public abstract class MailboxContract {
                 + " reopen(MailboxSpec), so no second mailbox object on the same queue can be opened");
         created.add(other.get());
         return other.get();
+    }
+
+    /**
+     * Destroys a mailbox a test made before the test ends (the property tests make many).
+     *
+     * @param mailbox a mailbox from {@link #newMailbox}
+     */
+    final void discard(Mailbox<?> mailbox) {
+        if (created.remove(mailbox)) {
+            destroy(mailbox);
+        }
+    }
+
+    /**
+     * @param spec the spec a mailbox was created with
+     * @param <T>  the body type
+     * @return a second object on its queue, destroyed after the test, or empty if the backend has none
+     */
+    final <T> Optional<Mailbox<T>> secondObjectIfAny(MailboxSpec<T> spec) {
+        Optional<Mailbox<T>> other = reopen(spec);
+        other.ifPresent(created::add);
+        return other;
     }
 
     /** @return a fresh mailbox of strings with the kit's codec */
@@ -650,14 +682,15 @@ public abstract class MailboxContract {
         }
 
         @Test
-        @DisplayName("once the visibility timeout ends the handle is stale, even before any redelivery")
+        @DisplayName("once the visibility timeout ends the handle cannot nack or extend, nor acknowledge without late acknowledgement")
         void handleStaleAfterExpiry() {
             Mailbox<String> m = newTextMailbox();
             m.send("x");
             Message<String> got = receiveOne(m, tick());
             elapse(tick());
 
-            if (m.capabilities().detectsStaleAcknowledge()) {
+            // with late acknowledgement the handle still deletes it: see LateAcknowledgementContract
+            if (m.capabilities().detectsStaleAcknowledge() && !m.capabilities().lateAcknowledge()) {
                 assertThatThrownBy(got::acknowledge).isInstanceOf(ReceiptHandleExpiredException.class);
                 assertThat(receiveOne(m).deliveryCount()).isEqualTo(2);
             }
@@ -1014,7 +1047,7 @@ public abstract class MailboxContract {
     class Ordering {
 
         @Test
-        @DisplayName("messages arrive in send order where the backend claims FIFO, and all arrive otherwise")
+        @DisplayName("messages arrive in send order where the backend claims visibility order, and all arrive otherwise")
         void sendOrder() {
             Mailbox<String> m = newTextMailbox();
             List<String> sent = IntStream.range(0, 25).mapToObj(i -> "m" + i).toList();
@@ -1026,7 +1059,7 @@ public abstract class MailboxContract {
                 got.add(msg.body());
                 msg.acknowledge();
             }
-            if (m.capabilities().fifo()) {
+            if (m.capabilities().visibilityOrder()) {
                 assertThat(got).containsExactlyElementsOf(sent);
             } else {
                 assertThat(got).containsExactlyInAnyOrderElementsOf(sent);
@@ -1034,7 +1067,7 @@ public abstract class MailboxContract {
         }
 
         @Test
-        @DisplayName("batch receives keep the order across and within batches where FIFO is claimed")
+        @DisplayName("batch receives keep the order across and within batches where visibility order is claimed")
         void batchOrder() {
             Mailbox<String> m = newTextMailbox();
             List<String> sent = IntStream.range(0, 25).mapToObj(i -> "m" + i).toList();
@@ -1043,7 +1076,7 @@ public abstract class MailboxContract {
             }
 
             List<String> got = receiveAll(m, 25, LONG).stream().map(Message::body).toList();
-            if (m.capabilities().fifo()) {
+            if (m.capabilities().visibilityOrder()) {
                 assertThat(got).containsExactlyElementsOf(sent);
             } else {
                 assertThat(got).containsExactlyInAnyOrderElementsOf(sent);
@@ -1051,17 +1084,17 @@ public abstract class MailboxContract {
         }
 
         @Test
-        @DisplayName("a nacked message goes behind the messages already waiting where FIFO is claimed")
+        @DisplayName("a nacked message goes behind the messages already waiting where visibility order is claimed")
         void nackGoesBehind() {
             Mailbox<String> m = newTextMailbox();
             m.send("a");
             m.send("b");
             Message<String> a = receiveOne(m);
-            assertThat(a.body()).isEqualTo(m.capabilities().fifo() ? "a" : a.body());
+            assertThat(a.body()).isEqualTo(m.capabilities().visibilityOrder() ? "a" : a.body());
             a.nack();
 
             List<String> next = receiveAll(m, 2, LONG).stream().map(Message::body).toList();
-            if (m.capabilities().fifo()) {
+            if (m.capabilities().visibilityOrder()) {
                 assertThat(next).containsExactly("b", "a");
             } else {
                 assertThat(next).containsExactlyInAnyOrder("a", "b");
@@ -1757,7 +1790,7 @@ public abstract class MailboxContract {
         }
 
         @Test
-        @DisplayName("once the visibility timeout ends a handle is stale, even before any redelivery")
+        @DisplayName("once the visibility timeout ends a handle cannot nack or extend, nor acknowledge without late acknowledgement")
         void staleAfterExpiry() {
             Mailbox<String> m = newTextMailbox();
             m.send("x");
@@ -1766,7 +1799,8 @@ public abstract class MailboxContract {
 
             assertThatThrownBy(() -> m.extendVisibility(handle, LONG)).isInstanceOf(ReceiptHandleExpiredException.class);
             assertThatThrownBy(() -> m.nack(handle, LONG)).isInstanceOf(ReceiptHandleExpiredException.class);
-            if (m.capabilities().detectsStaleAcknowledge()) {
+            // with late acknowledgement the handle still deletes it: see LateAcknowledgementContract
+            if (m.capabilities().detectsStaleAcknowledge() && !m.capabilities().lateAcknowledge()) {
                 assertThatThrownBy(() -> m.acknowledge(handle)).isInstanceOf(ReceiptHandleExpiredException.class);
                 assertCount(m, 1);
             }
@@ -2565,6 +2599,32 @@ public abstract class MailboxContract {
                     parkable(m.fenced(2)).receiveAsync(ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
             m.send("for the holder");
             assertThat(result(current)).extracting(Message::body).containsExactly("for the holder");
+        }
+    }
+
+    // ------------------------------------------------------------------ groups kept in files of their own
+
+    @Nested
+    @DisplayName("FIFO mailboxes")
+    class Fifo extends FifoContract {
+        Fifo() {
+            super(MailboxContract.this);
+        }
+    }
+
+    @Nested
+    @DisplayName("fairness between tenants")
+    class Fairness extends FairnessContract {
+        Fairness() {
+            super(MailboxContract.this);
+        }
+    }
+
+    @Nested
+    @DisplayName("late acknowledgement")
+    class LateAcknowledgement extends LateAcknowledgementContract {
+        LateAcknowledgement() {
+            super(MailboxContract.this);
         }
     }
 }

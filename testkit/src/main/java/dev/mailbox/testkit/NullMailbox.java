@@ -1,6 +1,7 @@
 package dev.mailbox.testkit;
 
 import dev.mailbox.api.FencedException;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxCapabilities;
@@ -24,6 +25,7 @@ import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A mailbox that drops every message: sends succeed (and return fresh ids), receives return nothing,
@@ -41,6 +43,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@link #fenced(long)} views keep a real fence, so code that must stop when its lease is taken
  *       over can be tested against it: a receive or handle call under an overtaken epoch throws
  *       {@link FencedException}.</li>
+ *   <li>Made with {@link #fifo(String, FifoOptions)}, it is a FIFO mailbox: a send without a group id or
+ *       with a delay is refused as every FIFO mailbox refuses it, and deduplication ids are remembered in
+ *       the options' scope. It has no codec, so it cannot deduplicate by content.</li>
  * </ul>
  *
  * @param <T> the body type
@@ -84,11 +89,15 @@ public final class NullMailbox<T> implements Mailbox<T> {
 
     // this object is the whole queue, so the fence and the deduplication ids live with its "messages"
     private static final MailboxCapabilities CAPABILITIES = MailboxCapabilities.builder()
-            .exactCount(true).fifo(true).detectsStaleAcknowledge(true)
+            .exactCount(true).visibilityOrder(true).detectsStaleAcknowledge(true).lateAcknowledge(true)
+            .atomicFencing(true).durableDeduplication(true).build();
+    private static final MailboxCapabilities FIFO_CAPABILITIES = MailboxCapabilities.builder()
+            .exactCount(true).fifo(true).detectsStaleAcknowledge(true).lateAcknowledge(true)
             .atomicFencing(true).durableDeduplication(true).build();
 
     private final String name;
     private final TimeSource clock;
+    private final @Nullable FifoOptions fifo;
     private final CountDownLatch closed = new CountDownLatch(1);
     /** The highest epoch used through a view; only moves up. */
     private final AtomicLong fence = new AtomicLong();
@@ -116,8 +125,30 @@ public final class NullMailbox<T> implements Mailbox<T> {
      * @param clock where time comes from
      */
     public NullMailbox(String name, TimeSource clock) {
+        this(name, clock, null);
+    }
+
+    private NullMailbox(String name, TimeSource clock, @Nullable FifoOptions fifo) {
         this.name = Objects.requireNonNull(name, "name");
         this.clock = Objects.requireNonNull(clock, "clock");
+        if (fifo != null && fifo.contentBasedDeduplication()) {
+            throw new IllegalArgumentException("NullMailbox '" + name + "' has no codec, so it cannot deduplicate by"
+                    + " content: use explicit deduplication ids");
+        }
+        this.fifo = fifo;
+    }
+
+    /**
+     * A null FIFO mailbox on the system clock: sends are checked and deduplicated as on any FIFO mailbox.
+     *
+     * @param name    the mailbox's name
+     * @param options its deduplication scope; content-based deduplication is refused (no codec)
+     * @param <T>     the body type
+     * @return the mailbox
+     * @throws IllegalArgumentException if the options ask for content-based deduplication
+     */
+    public static <T> NullMailbox<T> fifo(String name, FifoOptions options) {
+        return new NullMailbox<>(name, TimeSource.system(), Objects.requireNonNull(options, "options"));
     }
 
     @Override
@@ -129,15 +160,21 @@ public final class NullMailbox<T> implements Mailbox<T> {
     public String send(T body, SendOptions options) {
         Objects.requireNonNull(body, "body");
         Objects.requireNonNull(options, "options");
+        if (fifo != null) {
+            Limits.requireFifoSend(name, options);
+        }
         ensureOpen();
         String dedupId = options.deduplicationId();
-        return dedupId == null ? UUID.randomUUID().toString() : deduplicated(dedupId);
+        return dedupId == null ? UUID.randomUUID().toString() : deduplicated(scoped(options, dedupId));
     }
 
     @Override
     public List<String> sendBatch(List<? extends T> bodies, SendOptions options) {
         Limits.requireBatchSize(bodies.size(), "batch size");
         Objects.requireNonNull(options, "options");
+        if (fifo != null) {
+            Limits.requireFifoSend(name, options);
+        }
         for (T body : bodies) {
             Objects.requireNonNull(body, "bodies contains null");
         }
@@ -145,7 +182,7 @@ public final class NullMailbox<T> implements Mailbox<T> {
         String dedupId = options.deduplicationId();
         List<String> ids = new ArrayList<>(bodies.size());
         for (int i = 0; i < bodies.size(); i++) {
-            ids.add(dedupId == null ? UUID.randomUUID().toString() : deduplicated(dedupId + "/" + i));
+            ids.add(dedupId == null ? UUID.randomUUID().toString() : deduplicated(scoped(options, dedupId + "/" + i)));
         }
         return ids;
     }
@@ -225,7 +262,13 @@ public final class NullMailbox<T> implements Mailbox<T> {
 
     @Override
     public MailboxCapabilities capabilities() {
-        return CAPABILITIES;
+        return fifo != null ? FIFO_CAPABILITIES : CAPABILITIES;
+    }
+
+    /** A FIFO mailbox whose scope is the group remembers an id per group; a space never occurs in either id. */
+    private String scoped(SendOptions options, String key) {
+        return fifo != null && fifo.deduplicationScope() == FifoOptions.DeduplicationScope.GROUP
+                ? options.groupId() + " " + key : key;
     }
 
     @Override

@@ -29,9 +29,12 @@ class ContractReportNamesTest {
     }
 
     private static void collect(Class<?> type, Map<String, List<String>> groupsByName) {
-        for (Method method : type.getDeclaredMethods()) {
-            if (method.isAnnotationPresent(Test.class)) {
-                groupsByName.computeIfAbsent(method.getName(), k -> new ArrayList<>()).add(type.getSimpleName());
+        // a group kept in a file of its own is a nested class that inherits its tests
+        for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
+            for (Method method : c.getDeclaredMethods()) {
+                if (method.isAnnotationPresent(Test.class)) {
+                    groupsByName.computeIfAbsent(method.getName(), k -> new ArrayList<>()).add(type.getSimpleName());
+                }
             }
         }
         for (Class<?> nested : type.getDeclaredClasses()) {

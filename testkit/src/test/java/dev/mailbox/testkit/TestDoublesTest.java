@@ -1,6 +1,7 @@
 package dev.mailbox.testkit;
 
 import dev.mailbox.api.FencedException;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxClosedException;
@@ -199,6 +200,24 @@ class TestDoublesTest {
         }
 
         @Test
+        @DisplayName("records each send's group id; in front of a FIFO mailbox a send it refuses is not recorded")
+        void groups() {
+            try (CollectingMailbox<String> m = new CollectingMailbox<>("tenants")) {
+                m.send("a", SendOptions.defaults().withGroupId("t1"));
+                m.sendBatch(List.of("b", "c"), SendOptions.defaults().withGroupId("t2"));
+                m.send("d");
+                assertThat(m.sent()).extracting(CollectingMailbox.Sent::groupId).containsExactly("t1", "t2", "t2", null);
+            }
+            try (CollectingMailbox<String> m = CollectingMailbox.wrapping(NullMailbox.fifo("fifo", FifoOptions.defaults()))) {
+                assertThatThrownBy(() -> m.send("no group")).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("group id");
+                m.send("ok", SendOptions.defaults().withGroupId("g"));
+                assertThat(m.bodies()).containsExactly("ok");
+                assertThat(m.capabilities().fifo()).isTrue();
+            }
+        }
+
+        @Test
         @DisplayName("does not record a send that failed")
         void failedSendNotRecorded() {
             try (CollectingMailbox<String> m = new CollectingMailbox<>("replies")) {
@@ -219,6 +238,45 @@ class TestDoublesTest {
 
                 assertThatThrownBy(() -> m.awaitSent(3, Duration.ZERO)).isInstanceOf(AssertionError.class)
                         .hasMessageContaining("expected 3 sends").hasMessageContaining("[one, two]");
+            }
+        }
+    }
+
+    @Nested
+    @DisplayName("NullMailbox as a FIFO mailbox")
+    class NullFifo {
+
+        @Test
+        @DisplayName("refuses a send without a group id or with a delay, as every FIFO mailbox, and says it is FIFO")
+        void refusals() {
+            try (NullMailbox<String> m = NullMailbox.fifo("fifo", FifoOptions.defaults())) {
+                assertThat(m.capabilities().fifo()).isTrue();
+                assertThat(m.capabilities().visibilityOrder()).isFalse();
+                assertThatThrownBy(() -> m.send("x")).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("'fifo'").hasMessageContaining("group id");
+                assertThatThrownBy(() -> m.sendBatch(List.of("x"), SendOptions.defaults().withGroupId("g")
+                        .withDelay(Duration.ofSeconds(1)))).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("delay");
+                assertThat(m.send("x", SendOptions.defaults().withGroupId("g"))).isNotBlank();
+            }
+            assertThat(new NullMailbox<String>("standard").capabilities().fifo()).isFalse();
+            assertThatThrownBy(() -> NullMailbox.fifo("f", FifoOptions.defaults().withContentBasedDeduplication(true)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("content");
+        }
+
+        @Test
+        @DisplayName("remembers deduplication ids per group in the group scope, across the mailbox otherwise")
+        void deduplicationScope() {
+            try (NullMailbox<String> mailboxScope = NullMailbox.fifo("m", FifoOptions.defaults());
+                 NullMailbox<String> groupScope = NullMailbox.fifo("g", FifoOptions.defaults()
+                         .withDeduplicationScope(FifoOptions.DeduplicationScope.GROUP))) {
+                SendOptions a = SendOptions.defaults().withGroupId("a").withDeduplicationId("d");
+                SendOptions b = SendOptions.defaults().withGroupId("b").withDeduplicationId("d");
+                assertThat(mailboxScope.send("x", b)).isEqualTo(mailboxScope.send("x", a));
+                String inA = groupScope.send("x", a);
+                assertThat(groupScope.send("x", b)).isNotEqualTo(inA);
+                assertThat(groupScope.send("y", a)).isEqualTo(inA);
+                assertThat(groupScope.sendBatch(List.of("p", "q"), b)).doesNotContain(inA);
             }
         }
     }

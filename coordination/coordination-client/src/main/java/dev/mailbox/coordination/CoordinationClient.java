@@ -67,6 +67,7 @@ public interface CoordinationClient extends AutoCloseable {
         private Duration backoff = Duration.ofMillis(50);
         private Duration maxBackoff = Duration.ofSeconds(1);
         private ClientSecurity security = ClientSecurity.none();
+        private final List<io.grpc.ClientInterceptor> interceptors = new ArrayList<>();
 
         private Builder() {
         }
@@ -140,6 +141,19 @@ public interface CoordinationClient extends AutoCloseable {
         }
 
         /**
+         * Adds an interceptor to every call to the coordinators, such as {@code mailbox-opentelemetry}'s, which
+         * makes each call a span and carries the caller's trace to the coordinator. The one added last runs
+         * first.
+         *
+         * @param interceptor a gRPC client interceptor
+         * @return this builder
+         */
+        public Builder interceptor(io.grpc.ClientInterceptor interceptor) {
+            interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+            return this;
+        }
+
+        /**
          * @return the client
          * @throws IllegalStateException if no endpoint was given
          */
@@ -147,7 +161,8 @@ public interface CoordinationClient extends AutoCloseable {
             if (endpoints.isEmpty()) {
                 throw new IllegalStateException("at least one endpoint(...) is required");
             }
-            return new GrpcCoordinationClient(endpoints, callTimeout, maxAttempts, backoff, maxBackoff, security);
+            return new GrpcCoordinationClient(endpoints, callTimeout, maxAttempts, backoff, maxBackoff, security,
+                    List.copyOf(interceptors));
         }
     }
 }

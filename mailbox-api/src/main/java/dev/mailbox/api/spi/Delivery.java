@@ -5,6 +5,7 @@ import dev.mailbox.api.Message;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The immutable part of a {@link Message} as remote backends deliver it: everything but the three
@@ -21,6 +22,8 @@ public abstract class Delivery<T> implements Message<T> {
     private final Instant enqueuedAt;
     private final Map<String, String> attributes;
     private final Object body;
+    private final @Nullable String groupId;
+    private final @Nullable String sequenceNumber;
 
     /**
      * @param mailbox       the mailbox's name, for messages
@@ -33,6 +36,25 @@ public abstract class Delivery<T> implements Message<T> {
      */
     protected Delivery(String mailbox, String id, String receiptHandle, int deliveryCount, Instant enqueuedAt,
                        Map<String, String> attributes, Object body) {
+        this(mailbox, id, receiptHandle, deliveryCount, enqueuedAt, attributes, body, null, null);
+    }
+
+    /**
+     * @param mailbox        the mailbox's name, for messages
+     * @param id             the message's id
+     * @param receiptHandle  this delivery's handle
+     * @param deliveryCount  this delivery's number, from 1
+     * @param enqueuedAt     when the message was sent
+     * @param attributes     the message's attributes, unmodifiable
+     * @param body           the decoded body, or a {@link Bodies.Undecodable}
+     * @param groupId        the message's group id, or null (see {@link Message#groupId()})
+     * @param sequenceNumber its sequence number on a FIFO mailbox, or null (see {@link Message#sequenceNumber()})
+     */
+    protected Delivery(String mailbox, String id, String receiptHandle, int deliveryCount, Instant enqueuedAt,
+                       Map<String, String> attributes, Object body, @Nullable String groupId,
+                       @Nullable String sequenceNumber) {
+        this.groupId = groupId;
+        this.sequenceNumber = sequenceNumber;
         this.mailbox = Objects.requireNonNull(mailbox, "mailbox");
         this.id = Objects.requireNonNull(id, "id");
         this.receiptHandle = Objects.requireNonNull(receiptHandle, "receiptHandle");
@@ -70,6 +92,16 @@ public abstract class Delivery<T> implements Message<T> {
     @Override
     public final Map<String, String> attributes() {
         return attributes;
+    }
+
+    @Override
+    public final @Nullable String groupId() {
+        return groupId;
+    }
+
+    @Override
+    public final @Nullable String sequenceNumber() {
+        return sequenceNumber;
     }
 
     @Override

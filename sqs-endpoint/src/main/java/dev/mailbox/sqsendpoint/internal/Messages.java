@@ -271,6 +271,7 @@ final class Messages {
     private ObjectNode rendered(Message<byte[]> m, Set<String> system, AttributeFilter filter, long firstReceived) {
         Map<String, SqsMessageAttribute> attributes = new LinkedHashMap<>();
         m.attributes().forEach((k, v) -> attributes.put(k, SqsMessageAttribute.decode(v)));
+        SqsMessageAttribute trace = attributes.remove(Outgoing.TRACE_HEADER); // a system attribute, not a message one
         String body = text(m.body());
         if (body == null) {
             // bytes SQS cannot carry as text: SqsMailbox's convention
@@ -291,6 +292,9 @@ final class Messages {
         put.accept("SentTimestamp", Long.toString(m.enqueuedAt().toEpochMilli()));
         put.accept("ApproximateReceiveCount", Integer.toString(m.deliveryCount()));
         put.accept("ApproximateFirstReceiveTimestamp", Long.toString(firstReceived));
+        if (trace != null && trace.stringValue() != null) {
+            put.accept(Outgoing.TRACE_HEADER, trace.stringValue());
+        }
         if (!attrs.isEmpty()) {
             out.set("Attributes", attrs);
         }

@@ -27,6 +27,12 @@ record Outgoing(byte[] bytes, SendOptions options, String md5OfBody, @Nullable S
 
     /** SqsMailbox's attribute for a body sent as base64 (see {@code SqsMailbox.ENCODING_ATTRIBUTE}). */
     static final String ENCODING_ATTRIBUTE = "mailbox-encoding";
+    /**
+     * The one system attribute a send may give, X-Ray's trace header. The mailbox keeps it as a string attribute
+     * of this name, where tracing on a plain mailbox reader (and SqsMailbox, which maps it to and from the SQS
+     * system attribute) finds it; a receive returns it as the system attribute again.
+     */
+    static final String TRACE_HEADER = "AWSTraceHeader";
     private static final BigDecimal NUMBER_MAX = BigDecimal.TEN.pow(126);
     private static final BigDecimal NUMBER_MIN = BigDecimal.TEN.pow(128).negate();
 
@@ -53,10 +59,20 @@ record Outgoing(byte[] bytes, SendOptions options, String md5OfBody, @Nullable S
         }
         Map<String, SqsMessageAttribute> attributes = attributes(entry.structMap("MessageAttributes"), "message");
         Map<String, SqsMessageAttribute> system = attributes(entry.structMap("MessageSystemAttributes"), "system");
-        for (String name : system.keySet()) {
-            if (!name.equals("AWSTraceHeader")) {
-                throw SqsError.invalidParameter("Message system attribute name '" + name + "' is invalid.");
+        for (Map.Entry<String, SqsMessageAttribute> e : system.entrySet()) {
+            if (!e.getKey().equals(TRACE_HEADER)) {
+                throw SqsError.invalidParameter("Message system attribute name '" + e.getKey() + "' is invalid.");
             }
+            if (!e.getValue().dataType().equals("String")) {
+                throw SqsError.invalidParameter("Message system attribute '" + TRACE_HEADER + "' must be of type"
+                        + " String, was " + e.getValue().dataType() + ".");
+            }
+        }
+        if (attributes.containsKey(TRACE_HEADER)) {
+            // stored under the same name as the system attribute, it would come back as that: refused, not changed
+            throw SqsError.invalidParameter("Message attribute name '" + TRACE_HEADER + "' is reserved by this"
+                    + " endpoint for the system attribute of that name; send the trace header as"
+                    + " MessageSystemAttributes." + TRACE_HEADER + ".");
         }
         int size = body.getBytes(StandardCharsets.UTF_8).length;
         for (Map.Entry<String, SqsMessageAttribute> e : attributes.entrySet()) {
@@ -79,6 +95,12 @@ record Outgoing(byte[] bytes, SendOptions options, String md5OfBody, @Nullable S
             } catch (IllegalArgumentException notBase64) {
                 // kept as the text it is, with its attribute
             }
+        }
+        SqsMessageAttribute trace = system.get(TRACE_HEADER);
+        if (trace != null && stored.size() < Limits.MAX_ATTRIBUTES
+                && size + utf8(TRACE_HEADER) + utf8("String") + utf8(trace.stringValue()) <= queue.maximumMessageSize()) {
+            // kept only where it fits: a trace header never makes a message SQS takes one the mailbox refuses
+            stored.put(TRACE_HEADER, trace.encode());
         }
         SendOptions options = SendOptions.defaults()
                 .withDelay(Duration.ofSeconds(delay != null ? delay : queue.delaySeconds()))

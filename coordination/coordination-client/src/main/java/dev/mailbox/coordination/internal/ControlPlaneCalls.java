@@ -63,7 +63,8 @@ final class ControlPlaneCalls implements AutoCloseable {
     private final ScheduledThreadPoolExecutor scheduler;
 
     ControlPlaneCalls(List<String> endpoints, Duration callTimeout, int maxAttempts, Duration backoff,
-                      Duration maxBackoff, dev.mailbox.coordination.ClientSecurity security) {
+                      Duration maxBackoff, dev.mailbox.coordination.ClientSecurity security,
+                      List<io.grpc.ClientInterceptor> interceptors) {
         this.endpoints = List.copyOf(endpoints);
         this.callTimeout = callTimeout;
         this.maxAttempts = maxAttempts;
@@ -73,7 +74,8 @@ final class ControlPlaneCalls implements AutoCloseable {
         for (String endpoint : this.endpoints) {
             // list replies and the routing table's first snapshot hold whole tables: 4 MiB (gRPC's default) is
             // about 130 namespaces with the largest labels allowed, or 20,000 routes
-            list.add(Tls.channel(endpoint, security).maxInboundMessageSize(MAX_REPLY_BYTES).build());
+            list.add(Tls.channel(endpoint, security).maxInboundMessageSize(MAX_REPLY_BYTES).intercept(interceptors)
+                    .build());
         }
         this.channels = List.copyOf(list);
         this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {

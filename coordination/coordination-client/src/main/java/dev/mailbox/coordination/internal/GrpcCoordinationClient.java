@@ -26,10 +26,14 @@ public final class GrpcCoordinationClient implements CoordinationClient {
      * @param maxAttempts attempts per call while coordinators are unavailable
      * @param backoff     first pause between attempts
      * @param maxBackoff  longest pause
+     * @param security     TLS and token
+     * @param interceptors run around every call, in the order {@code ClientInterceptors.intercept} takes them
      */
     public GrpcCoordinationClient(List<String> endpoints, Duration callTimeout, int maxAttempts, Duration backoff,
-                                  Duration maxBackoff, dev.mailbox.coordination.ClientSecurity security) {
-        this.calls = new ControlPlaneCalls(endpoints, callTimeout, maxAttempts, backoff, maxBackoff, security);
+                                  Duration maxBackoff, dev.mailbox.coordination.ClientSecurity security,
+                                  List<io.grpc.ClientInterceptor> interceptors) {
+        this.calls = new ControlPlaneCalls(endpoints, callTimeout, maxAttempts, backoff, maxBackoff, security,
+                interceptors);
         this.leases = new GrpcLeases(calls);
         this.namespaces = new GrpcNamespaces(calls);
         this.nodes = new GrpcNodes(calls);

@@ -166,6 +166,7 @@ public final class CoordinatorNode implements AutoCloseable {
         }
         chain.add(new Caller(policy));
         chain.add(meters.callTimer("mailbox.controlplane.requests"));
+        chain.addAll(b.interceptors); // the builder's run first: a trace's span covers the node's own checks too
         this.controlPlane = cp.addService(ServerInterceptors.intercept(new ControlPlaneService(new ServiceView(),
                 gateway, b.maxWatchBacklog, readDefaults(b.reads)), chain)).build();
         try {
@@ -970,6 +971,7 @@ public final class CoordinatorNode implements AutoCloseable {
         private @Nullable Access access;
         private boolean requireSecurity;
         private boolean warmUp;
+        private final List<io.grpc.ServerInterceptor> interceptors = new ArrayList<>();
 
         private Builder(String id) {
             Objects.requireNonNull(id, "nodeId");
@@ -1276,6 +1278,19 @@ public final class CoordinatorNode implements AutoCloseable {
          */
         public Builder controlPlane(InetSocketAddress address) {
             this.controlPlane = Objects.requireNonNull(address, "address");
+            return this;
+        }
+
+        /**
+         * Adds an interceptor to every control-plane call this node serves, such as {@code mailbox-opentelemetry}'s,
+         * which makes each call a span in the caller's trace. It runs before the node's own (health, access,
+         * metrics): the one added last runs first.
+         *
+         * @param interceptor a gRPC server interceptor
+         * @return this builder
+         */
+        public Builder interceptor(io.grpc.ServerInterceptor interceptor) {
+            interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
             return this;
         }
 

@@ -146,16 +146,18 @@ public final class MailboxNode implements AutoCloseable {
         dev.mailbox.coordination.server.internal.AccessPolicy policy = b.access == null ? null : b.access.policy();
         this.service = new MailboxServiceImpl(address, new Hosting(),
                 mailbox -> table == null ? Optional.empty() : table.route(mailbox), meters, pool, receivePool,
-                waitPool, b.maxWaitingReceives, policy, b.peerSecurity);
+                waitPool, b.maxWaitingReceives, policy, b.peerSecurity, List.copyOf(b.peerInterceptors));
         NettyServerBuilder sb = NettyServerBuilder.forAddress(bind).executor(pool).callExecutor(service.executors())
                 .maxInboundMessageSize(DataPlane.MAX_MESSAGE);
         if (b.tls != null) {
             sb.sslContext(dev.mailbox.coordination.internal.Tls.serverContext(b.tls));
         }
-        // last-added runs first: time the call, find out who is calling, note whom a forwarding node vouches for
-        this.server = sb.addService(ServerInterceptors.intercept(service, MailboxServiceImpl.vouching(),
-                new dev.mailbox.coordination.server.internal.Caller(policy), meters.callTimer("mailbox.node.requests")))
-                .build();
+        // last-added runs first: the builder's (a trace's span covers all the rest), time the call, find out who is
+        // calling, note whom a forwarding node vouches for
+        List<io.grpc.ServerInterceptor> chain = new ArrayList<>(List.of(MailboxServiceImpl.vouching(),
+                new dev.mailbox.coordination.server.internal.Caller(policy), meters.callTimer("mailbox.node.requests")));
+        chain.addAll(b.interceptors);
+        this.server = sb.addService(ServerInterceptors.intercept(service, chain)).build();
         try {
             server.start();
         } catch (IOException e) {
@@ -540,6 +542,8 @@ public final class MailboxNode implements AutoCloseable {
         private boolean requireSecurity;
         private dev.mailbox.coordination.ClientSecurity peerSecurity = dev.mailbox.coordination.ClientSecurity.none();
         private Duration peerIdleClose = Duration.ofMinutes(1);
+        private final List<io.grpc.ServerInterceptor> interceptors = new ArrayList<>();
+        private final List<io.grpc.ClientInterceptor> peerInterceptors = new ArrayList<>();
 
         private Builder(String id) {
             Objects.requireNonNull(id, "id");
@@ -647,6 +651,31 @@ public final class MailboxNode implements AutoCloseable {
          */
         public Builder peerSecurity(dev.mailbox.coordination.ClientSecurity security) {
             this.peerSecurity = Objects.requireNonNull(security, "security");
+            return this;
+        }
+
+        /**
+         * Adds an interceptor to every data-plane call this node serves, such as {@code mailbox-opentelemetry}'s,
+         * which makes each call a span in the caller's trace. It runs before the node's own (access, metrics):
+         * the one added last runs first.
+         *
+         * @param interceptor a gRPC server interceptor
+         * @return this builder
+         */
+        public Builder interceptor(io.grpc.ServerInterceptor interceptor) {
+            interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+            return this;
+        }
+
+        /**
+         * Adds an interceptor to every call this node makes to another when it forwards, such as
+         * {@code mailbox-opentelemetry}'s, which carries the trace to the owner. The one added last runs first.
+         *
+         * @param interceptor a gRPC client interceptor
+         * @return this builder
+         */
+        public Builder peerInterceptor(io.grpc.ClientInterceptor interceptor) {
+            peerInterceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
             return this;
         }
 

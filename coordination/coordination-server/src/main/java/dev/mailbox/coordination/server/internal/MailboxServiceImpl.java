@@ -88,6 +88,7 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
     private final Hosting hosting;
     private final @Nullable AccessPolicy policy;
     private final dev.mailbox.coordination.ClientSecurity peerSecurity;
+    private final List<io.grpc.ClientInterceptor> peerInterceptors;
     private final Function<String, Optional<Route>> routes;
     private final ConcurrentHashMap<String, Peer> peers = new ConcurrentHashMap<>();
     private final java.util.concurrent.Semaphore waiting;
@@ -109,14 +110,17 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
      * @param maxWaiting  the most receives that may wait at once
      * @param policy       who may do what, or null when security is off
      * @param peerSecurity how this node calls other nodes when it forwards
+     * @param peerInterceptors run around every forwarded call
      */
     public MailboxServiceImpl(String selfAddress, Hosting hosting,
                               Function<String, Optional<Route>> routes, Meters meters,
                               java.util.concurrent.Executor pool, java.util.concurrent.Executor receives,
                               java.util.concurrent.Executor blockingPool, int maxWaiting,
-                              @Nullable AccessPolicy policy, dev.mailbox.coordination.ClientSecurity peerSecurity) {
+                              @Nullable AccessPolicy policy, dev.mailbox.coordination.ClientSecurity peerSecurity,
+                              List<io.grpc.ClientInterceptor> peerInterceptors) {
         this.policy = policy;
         this.peerSecurity = peerSecurity;
+        this.peerInterceptors = peerInterceptors;
         this.pool = pool;
         this.receives = receives;
         this.blockingPool = blockingPool;
@@ -328,7 +332,7 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
     private Peer openPeer(String address) {
         // replies are relayed straight to the caller's observer, which never blocks: no executor hop
         return new Peer(address, dev.mailbox.coordination.internal.Tls.channel(address, peerSecurity)
-                .directExecutor().maxInboundMessageSize(DataPlane.MAX_MESSAGE).build());
+                .directExecutor().maxInboundMessageSize(DataPlane.MAX_MESSAGE).intercept(peerInterceptors).build());
     }
 
     /**
@@ -749,12 +753,13 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         if (m != null) {
             reply(() -> {
                 MailboxCapabilities c = m.capabilities();
-                return CapabilitiesReply.newBuilder().setExactCount(c.exactCount()).setFifo(c.fifo())
+                return CapabilitiesReply.newBuilder().setExactCount(c.exactCount()).setVisibilityOrder(c.visibilityOrder())
                         .setDetectsStaleAcknowledge(c.detectsStaleAcknowledge()).setCapacity(c.capacity())
                         .setAtomicDeadLetter(c.atomicDeadLetter()).setMaxMessageBytes(c.maxMessageBytes())
                         .setTimeGranularityMillis(Math.max(1, c.timeGranularity().toMillis()))
                         .setExtendedNames(c.extendedNames()).setAtomicFencing(c.atomicFencing())
-                        .setDurableDeduplication(c.durableDeduplication()).build();
+                        .setDurableDeduplication(c.durableDeduplication())
+                        .setLateAcknowledge(c.lateAcknowledge()).build();
             }, out);
         }
     }

@@ -1,0 +1,365 @@
+package dev.mailbox.spring.boot.autoconfigure;
+
+import dev.mailbox.api.FencedException;
+import dev.mailbox.api.Mailbox;
+import dev.mailbox.api.MailboxClosedException;
+import dev.mailbox.api.MailboxException;
+import dev.mailbox.api.Message;
+import dev.mailbox.api.ReceiptHandleExpiredException;
+import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.mainloop.RetryPolicy;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * Runs one {@code @MailboxListener} method: {@code concurrency} workers, each receiving for itself (up to
+ * {@code max-messages} at a time), calling the method for each message in turn, and acknowledging it with its
+ * next receive ({@link Mailbox#acknowledgeAndReceive}: one round trip on Redis per message).
+ *
+ * <p>While the method runs, the message's visibility is extended every third of the visibility timeout. A
+ * method that throws has its message nacked with the backoff for its delivery count. On stop, workers waiting
+ * in a receive are woken (interrupted: nothing is lost, a receive cut short hands out nothing or hands it back),
+ * messages received but not started are returned at once, running methods get the grace period and are then
+ * interrupted, and their messages are returned at once too; acknowledgements still held are sent before the
+ * workers end.
+ */
+final class ListenerContainer<T> implements Runner {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ListenerContainer.class);
+    /** After a failed receive, how long a worker waits before the next. */
+    private static final Duration RECEIVE_RETRY = Duration.ofSeconds(1);
+
+    private final Mailbox<T> mailbox;
+    private final Object bean;
+    private final Method method;
+    private final boolean wantsMessage;
+    private final int concurrency;
+    private final ReceiveOptions options;
+    private final Duration extendEvery;
+    private final RetryPolicy backoff;
+    private final ScheduledExecutorService timer;
+    private final String description;
+    private final Counter succeeded;
+    private final Counter failed;
+    private final Counter returned;
+    private final Timer handlerTime;
+
+    private @Nullable Run current; // guarded by this
+
+    ListenerContainer(Mailbox<T> mailbox, Object bean, Method method, boolean wantsMessage, int concurrency,
+                      int maxMessages, Duration visibility, Duration waitTime, RetryPolicy backoff,
+                      ScheduledExecutorService timer, MeterRegistry registry, String description) {
+        this.mailbox = mailbox;
+        this.bean = bean;
+        this.method = method;
+        ReflectionUtils.makeAccessible(method);
+        this.wantsMessage = wantsMessage;
+        this.concurrency = concurrency;
+        this.options = ReceiveOptions.defaults().withMaxMessages(maxMessages).withVisibilityTimeout(visibility)
+                .withWaitTime(waitTime);
+        this.extendEvery = visibility.dividedBy(3).isZero() ? Duration.ofMillis(1) : visibility.dividedBy(3);
+        this.backoff = backoff;
+        this.timer = timer;
+        this.description = description;
+        this.succeeded = counter(registry, "acknowledged");
+        this.failed = counter(registry, "failed");
+        this.returned = counter(registry, "returned");
+        this.handlerTime = Timer.builder("mailbox.listener.time").description("time spent in the listener method")
+                .tag("mailbox", mailbox.name()).register(registry);
+    }
+
+    private Counter counter(MeterRegistry registry, String outcome) {
+        return Counter.builder("mailbox.listener.messages")
+                .description("messages a listener took, by how they ended: acknowledged, failed (nacked with"
+                        + " backoff) or returned (at shutdown)")
+                .tag("mailbox", mailbox.name()).tag("outcome", outcome).register(registry);
+    }
+
+    @Override
+    public String mailbox() {
+        return mailbox.name();
+    }
+
+    @Override
+    public synchronized void start(long epoch) {
+        if (current != null && current.alive()) {
+            return;
+        }
+        current = new Run(epoch > 0 ? mailbox.fenced(epoch) : mailbox);
+        current.start();
+    }
+
+    @Override
+    public void stop(Duration grace) {
+        Run r;
+        synchronized (this) {
+            r = current;
+            current = null;
+        }
+        if (r != null) {
+            r.stop(grace);
+        }
+    }
+
+    @Override
+    public synchronized boolean isRunning() {
+        return current != null && current.alive();
+    }
+
+    @Override
+    public void close() {
+        stop(Duration.ZERO);
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+
+    /** One start-to-stop of the workers. */
+    private final class Run {
+        private final Mailbox<T> source;
+        private final List<Worker> workers = new ArrayList<>();
+        private volatile boolean stopping;
+        /** Past the grace period: whatever is not finished is returned at once. */
+        private volatile boolean abandoning;
+
+        Run(Mailbox<T> source) {
+            this.source = source;
+            for (int i = 0; i < concurrency; i++) {
+                workers.add(new Worker(this, i + 1));
+            }
+        }
+
+        void start() {
+            workers.forEach(w -> w.thread.start());
+        }
+
+        boolean alive() {
+            return !stopping && workers.stream().anyMatch(w -> w.thread.isAlive());
+        }
+
+        void stop(Duration grace) {
+            stopping = true;
+            workers.forEach(Worker::wakeIfWaiting);
+            long until = System.nanoTime() + grace.toNanos();
+            if (!joinAll(until)) {
+                abandoning = true;
+                LOG.warn("{}: methods still running after the grace period of {}; interrupting them and returning"
+                        + " their messages", description, grace);
+                workers.forEach(Worker::interrupt);
+                // a receive that cannot be cut short (an SQS call under way) ends within its wait time
+                if (!joinAll(System.nanoTime() + options.waitTime().toNanos() + TimeUnit.SECONDS.toNanos(5))) {
+                    LOG.warn("{}: workers did not end; they return their messages when they do", description);
+                }
+            }
+        }
+
+        private boolean joinAll(long until) {
+            for (Worker w : workers) {
+                long left = until - System.nanoTime();
+                try {
+                    if (left > 0) {
+                        TimeUnit.NANOSECONDS.timedJoin(w.thread, left);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+                if (w.thread.isAlive()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /** One thread: receive, call the method for each message, acknowledge with the next receive. */
+    private final class Worker implements Runnable {
+        private final Run run;
+        private final Thread thread;
+        private final Object lock = new Object();
+        /** Whether the thread is in a receive or a pause between receives, where an interrupt only wakes it. */
+        private boolean waiting; // guarded by lock
+        private List<Message<T>> done = new ArrayList<>();
+
+        Worker(Run run, int n) {
+            this.run = run;
+            this.thread = new Thread(this, "mailbox-listener-" + mailbox.name() + "-" + n);
+            thread.setDaemon(true);
+        }
+
+        void wakeIfWaiting() {
+            synchronized (lock) {
+                if (waiting) {
+                    thread.interrupt();
+                }
+            }
+        }
+
+        void interrupt() {
+            thread.interrupt();
+        }
+
+        @Override
+        public void run() {
+            try {
+                while (!run.stopping) {
+                    List<Message<T>> got = receive();
+                    if (got == null) {
+                        break;
+                    }
+                    for (int i = 0; i < got.size(); i++) {
+                        Message<T> m = got.get(i);
+                        if (run.stopping) {
+                            // received but not started: back at once, for another instance
+                            giveBack(m);
+                            continue;
+                        }
+                        handle(m);
+                    }
+                }
+            } finally {
+                flush();
+            }
+        }
+
+        /** @return the messages, or null to end the worker */
+        private @Nullable List<Message<T>> receive() {
+            synchronized (lock) {
+                if (run.stopping) {
+                    return null;
+                }
+                waiting = true;
+            }
+            try {
+                List<Message<T>> settle = done;
+                List<Message<T>> got = run.source.acknowledgeAndReceive(settle, options,
+                        stale -> LOG.debug("{}: message {} was not acknowledged: its handle was stale (it comes back"
+                                + " to be handled again)", description, stale.id()));
+                done = new ArrayList<>();
+                return got;
+            } catch (FencedException e) {
+                LOG.warn("{}: a later lease holder has used the mailbox; this instance stops consuming it: {}",
+                        description, e.getMessage());
+                done = new ArrayList<>(); // they can no longer be acknowledged from here
+                run.stopping = true;
+                return null;
+            } catch (MailboxClosedException e) {
+                return null;
+            } catch (MailboxException | IllegalArgumentException e) {
+                if (run.stopping) {
+                    return null;
+                }
+                LOG.warn("{}: receive failed, trying again in {}: {}", description, RECEIVE_RETRY, e.toString());
+                pause();
+                return List.of();
+            } finally {
+                synchronized (lock) {
+                    waiting = false;
+                }
+                if (!run.abandoning) {
+                    Thread.interrupted(); // an interrupt meant for the wait must not reach the method
+                }
+            }
+        }
+
+        private void pause() {
+            try {
+                Thread.sleep(RECEIVE_RETRY.toMillis());
+            } catch (InterruptedException e) {
+                // woken to stop
+            }
+        }
+
+        private void handle(Message<T> m) {
+            ScheduledFuture<?> extension = timer.scheduleAtFixedRate(() -> extend(m), extendEvery.toNanos(),
+                    extendEvery.toNanos(), TimeUnit.NANOSECONDS);
+            long start = System.nanoTime();
+            Throwable failure = null;
+            try {
+                method.invoke(bean, wantsMessage ? m : m.body());
+            } catch (InvocationTargetException e) {
+                failure = e.getCause() != null ? e.getCause() : e;
+            } catch (IllegalAccessException e) {
+                failure = e;
+            } catch (MailboxException e) {
+                failure = e; // the body could not be decoded: a failure like any other, so it ends as a dead letter
+            } finally {
+                extension.cancel(false);
+                handlerTime.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+            }
+            if (failure == null) {
+                succeeded.increment();
+                done.add(m);
+                if (run.stopping) {
+                    flush(); // no next receive to carry it
+                }
+                return;
+            }
+            if (run.abandoning) {
+                giveBack(m);
+                return;
+            }
+            Duration delay = backoff.backoff(m.deliveryCount());
+            LOG.warn("{}: message {} failed (delivery {}); it comes back in {}", description, m.id(),
+                    m.deliveryCount(), delay, failure);
+            failed.increment();
+            try {
+                m.nack(delay);
+            } catch (RuntimeException e) {
+                LOG.debug("{}: nack of {} failed; it comes back after its visibility timeout: {}", description,
+                        m.id(), e.toString());
+            }
+        }
+
+        private void extend(Message<T> m) {
+            try {
+                m.extendVisibility(options.visibilityTimeout());
+            } catch (ReceiptHandleExpiredException e) {
+                LOG.warn("{}: message {} could not be kept invisible: {}", description, m.id(), e.getMessage());
+            } catch (RuntimeException e) {
+                LOG.debug("{}: extending message {} failed: {}", description, m.id(), e.toString());
+            }
+        }
+
+        private void giveBack(Message<T> m) {
+            returned.increment();
+            try {
+                m.nack(Duration.ZERO);
+            } catch (RuntimeException e) {
+                LOG.debug("{}: returning {} failed; it comes back after its visibility timeout: {}", description,
+                        m.id(), e.toString());
+            }
+        }
+
+        private void flush() {
+            if (done.isEmpty()) {
+                return;
+            }
+            List<Message<T>> settle = done;
+            done = new ArrayList<>();
+            try {
+                for (Message<T> stale : run.source.acknowledgeBatch(settle)) {
+                    LOG.debug("{}: message {} was not acknowledged: its handle was stale", description, stale.id());
+                }
+            } catch (RuntimeException e) {
+                LOG.warn("{}: acknowledging {} messages failed; they come back after their visibility timeout: {}",
+                        description, settle.size(), e.toString());
+            }
+        }
+    }
+}
