@@ -31,7 +31,7 @@ final class NodeCommand {
                             + "backend, whose mailboxes hold their messages), and forwards "
                             + "calls for the others to their owners.",
                     "All settings may come from --config FILE (keys: id, listen, advertise, coordinator, backend, "
-                            + "metrics, region, idle-close-ms, tls-cert, tls-key, tls-ca, tls-client-auth, tokens, "
+                            + "metrics, region, idle-close-ms, max-waiting-receives, tls-cert, tls-key, tls-ca, tls-client-auth, tokens, "
                             + "access, token-file, require-security, sqs-listen, sqs-access-keys, sqs-tls, log-format).",
                     "With --sqs-listen the node also serves Amazon SQS's HTTP API: any SQS client (AWS CLI, boto3, "
                             + "the AWS SDKs) creates queues there and uses them as this node's mailboxes, each call "
@@ -62,6 +62,9 @@ final class NodeCommand {
         @Option(names = "--idle-close-ms", description = "close a mailbox opened on a shared backend (Redis, "
                 + "SQS) after this long without a call (default: 300000); memory mailboxes stay open")
         Long idleCloseMillis;
+        @Option(names = "--max-waiting-receives", description = "the most receives that may wait (long-poll) on "
+                + "this node at once; one past it is refused at once, RESOURCE_EXHAUSTED (default: 10000)")
+        Integer maxWaitingReceives;
         @Option(names = "--sqs-listen", description = "also serve the SQS HTTP API at HOST:PORT (see above)")
         String sqsListen;
         @Option(names = "--sqs-access-key", description = "an access key the SQS endpoint accepts in SigV4 "
@@ -107,6 +110,20 @@ final class NodeCommand {
                         + "a whole number of milliseconds, was '" + p.getProperty("idle-close-ms") + "'");
             }
 
+            int maxWaiting;
+            try {
+                maxWaiting = maxWaitingReceives != null ? maxWaitingReceives : Integer.parseInt(p.getProperty(
+                        "max-waiting-receives", Integer.toString(MailboxNode.DEFAULT_MAX_WAITING_RECEIVES)).trim());
+                if (maxWaiting < 1 || maxWaiting > MailboxNode.MAX_MAX_WAITING_RECEIVES) {
+                    throw new NumberFormatException();
+                }
+            } catch (NumberFormatException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--max-waiting-receives (key "
+                        + "max-waiting-receives in --config) must be a whole number from 1 to "
+                        + MailboxNode.MAX_MAX_WAITING_RECEIVES + ", was '" + (maxWaitingReceives != null
+                        ? maxWaitingReceives : p.getProperty("max-waiting-receives")) + "'");
+            }
+
             NodeBackend store = NodeBackend.parse(backendUri);
             dev.mailbox.coordination.ClientSecurity asClient = security.asClient(p);
             CoordinationClient client = CoordinationClient.builder()
@@ -118,7 +135,8 @@ final class NodeCommand {
             try {
                 MailboxNode.Builder b = MailboxNode.builder(nodeId).coordinator(client)
                         .listen(CoordinationCommands.address(listenAt, "--listen")).backend(store)
-                        .idleClose(Duration.ofMillis(idle)).capability(store.shared() ? "shared" : "memory")
+                        .idleClose(Duration.ofMillis(idle)).maxWaitingReceives(maxWaiting)
+                        .capability(store.shared() ? "shared" : "memory")
                         .peerSecurity(asClient).requireSecurity(security.require(p));
                 dev.mailbox.coordination.TlsFiles tls = security.tls(p);
                 if (tls != null) {

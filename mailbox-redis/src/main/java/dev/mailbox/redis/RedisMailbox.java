@@ -17,6 +17,7 @@ import dev.mailbox.api.ReceiptHandleExpiredException;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.api.SendOptions;
+import dev.mailbox.api.spi.AsyncReceiver;
 import dev.mailbox.api.spi.FencedView;
 import dev.mailbox.api.spi.Bodies;
 import java.net.URI;
@@ -28,6 +29,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -55,11 +57,14 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *       which replace the delivery token the handle carries, so a superseded handle is refused at once
  *       too. This needs no layout change: the token was always kept until then.</li>
  *   <li><b>Long polling</b> without a polling loop: scripts publish a notice on the mailbox's channel
- *       when messages become visible or an earlier deadline appears; one subscriber connection per
- *       mailbox object hears it and wakes the waiting threads, which sleep on a local condition until
- *       then or until the next deadline they know of. A waiting receive holds no pooled connection
- *       and sends nothing while it waits. Once it has started waiting, it rides out a Redis outage
- *       until its wait ends, and only then throws the retryable error.</li>
+ *       when messages become visible or an earlier deadline appears; the mailboxes of one client object
+ *       share at most two subscriber connections that hear them (each carries a share of the channels)
+ *       and wake the waiting receives, which sleep until then or until the next deadline they know of.
+ *       A waiting receive holds no pooled connection and sends nothing while it waits, and a wait that
+ *       runs to its end with nothing heard answers empty without another script. {@link #receiveAsync}
+ *       waits without a thread too: its later passes run on at most four threads the client's mailboxes
+ *       share. Once it has started waiting, a receive rides out a Redis outage until its wait ends, and
+ *       only then throws the retryable error.</li>
  *   <li><b>Cluster.</b> All keys of a mailbox share one hash tag, by default its name. A dead-letter
  *       move is part of the receive script, so on a cluster the dead-letter mailbox must be in the
  *       same hash slot: give it the source's tag with {@link Builder#hashTag(String)}.</li>
@@ -113,12 +118,15 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * that what that call adds lands behind them: about 0.6 µs each on redis-server 7.0 (116 ms for 200,000
  * on a 2-core test machine), during which the server answers no one else.
  *
- * <h2>Connections</h2>
- * Each call borrows one connection for one round trip. A mailbox object that long-polls also keeps
- * one connection subscribed for as long as it is open: a connection of its own, made like the pool's
- * (on a {@link JedisCluster}, like one node's pool's) but outside it, so any number of waiting mailboxes
- * leave the pool to the calls. Size the pool for the threads that call at once; the default of 8 (per
- * node on a cluster) suits a handful of threads.
+ * <h2>Connections and threads</h2>
+ * Each call borrows one connection for one round trip. The mailboxes of one client object that long-poll
+ * also share at most two subscriber connections, each with a thread, for as long as one of them is open:
+ * connections of their own, made like the pool's (on a {@link JedisCluster}, like one node's pool's) but
+ * outside it, so any number of waiting mailboxes leave the pool to the calls. Parked receives
+ * ({@link #receiveAsync}) add a timer thread and at most four pass threads, which borrow pooled connections
+ * for their scripts. So 10,000 mailboxes waiting on one client cost at most 2 subscriber connections plus
+ * what the pool holds, and 7 threads. Size the pool for the threads that call at once (those four
+ * included); the default of 8 (per node on a cluster) suits a handful of threads.
  *
  * <p>A {@link JedisCluster} resends a command whose connection failed, up to its {@code maxAttempts}
  * (default 5), including one that failed after the server ran it (a read timeout). A script run twice
@@ -138,7 +146,7 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *
  * @param <T> the body type
  */
-public final class RedisMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.Inspection {
+public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.mailbox.api.spi.Inspection {
 
     /** What a {@link #fenced} view calls: the fenced scripts, with the view's epoch. */
     private final FencedView.Operations<T> fencedCalls = new FencedView.Operations<>() {
@@ -170,6 +178,16 @@ public final class RedisMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.In
         @Override
         public ReceiveOptions defaultReceiveOptions() {
             return defaults;
+        }
+
+        @Override
+        public boolean receivesAsync() {
+            return true;
+        }
+
+        @Override
+        public CompletableFuture<List<Message<T>>> receiveAsync(ReceiveOptions options, long epoch) {
+            return RedisMailbox.this.receiveAsync(options, epoch);
         }
     };
 
@@ -205,6 +223,7 @@ public final class RedisMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.In
     private final ReceiveOptions defaults;
     private final MailboxCapabilities capabilities;
     private final WakeHub hub;
+    private final WakeHub.Channel wake;
     private volatile boolean closed;
 
     private RedisMailbox(Builder<T> b, UnifiedJedis client, boolean ownsClient, Object server) {
@@ -241,7 +260,8 @@ public final class RedisMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.In
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofMillis(1)).extendedNames(true)
                 .atomicFencing(true).durableDeduplication(true).lateAcknowledge(true)
                 .build();
-        this.hub = new WakeHub(client, channel);
+        this.hub = WakeHub.acquire(client);
+        this.wake = hub.join(channel);
     }
 
     /**
@@ -372,33 +392,172 @@ public final class RedisMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.In
      */
     private List<Message<T>> receive(ReceiveOptions options, long epoch, List<? extends Message<T>> acknowledge,
                                      Consumer<? super Message<T>> stale) {
-        Objects.requireNonNull(options, "options");
-        long[] range = {epoch, epoch};
-        List<RedisMessage<T>> settling = owned(acknowledge, epoch, range);
-        ensureOpen();
-        long waitNanos = options.waitTime().toNanos();
-        long start = System.nanoTime();
-        if (waitNanos > 0) {
-            hub.start();
+        Pass pass = new Pass(options, epoch, acknowledge, stale);
+        while (true) {
+            List<Message<T>> got = pass.run();
+            if (got != null) {
+                return got;
+            }
+            try {
+                hub.await(wake, pass.seen, pass.sleepMs, pass.plannedWake);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new MailboxUnavailableException("receive on mailbox '" + name + "' was interrupted", false, e);
+            }
+            if (pass.nothingNew()) {
+                return List.of();
+            }
         }
-        List<byte[]> args = new ArrayList<>(10 + 2 * settling.size());
-        args.add(channelBytes);
-        args.add(ttlMs);
-        args.add(bytes(range[0]));
-        args.add(bytes(range[1]));
-        args.add(bytes(options.maxMessages()));
-        args.add(bytes(millisRoundedUp(options.visibilityTimeout())));
-        args.add(bytes(Long.toHexString(ThreadLocalRandom.current().nextLong())));
-        args.add(bytes(maxReceiveCount));
-        args.add(deadLetters == null ? channelBytes : deadLetters.channelBytes);
-        args.add(deadLetters == null ? ttlMs : deadLetters.ttlMs);
-        for (RedisMessage<T> m : settling) {
-            args.add(bytes(m.id));
-            args.add(bytes(m.token));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The first pass runs on the calling thread; later ones on the wake threads this mailbox's client shares
+     * (see the class comment, <i>Long polling</i>), which is where the future then completes.
+     *
+     * @throws MailboxClosedException if the mailbox is closed
+     */
+    @Override
+    public CompletableFuture<List<Message<T>>> receiveAsync(ReceiveOptions options) {
+        return receiveAsync(options, 0);
+    }
+
+    private CompletableFuture<List<Message<T>>> receiveAsync(ReceiveOptions options, long epoch) {
+        Parked parked = new Parked(new Pass(options, epoch, List.of(), NO_STALE));
+        parked.future.whenComplete((got, failure) -> {
+            if (parked.future.isCancelled()) {
+                WakeHub.Parked p = parked.parked;
+                if (p == null || !wake.unpark(p)) {
+                    hub.passOn(wake); // it may have been woken for a message it will not take
+                }
+            }
+        });
+        parked.run();
+        return parked.future;
+    }
+
+    /** A receive waiting without a thread: each pass runs where its wake-up came, and parks again if need be. */
+    private final class Parked implements Runnable {
+        final Pass pass;
+        final CompletableFuture<List<Message<T>>> future = new CompletableFuture<>();
+        volatile WakeHub.@Nullable Parked parked;
+
+        Parked(Pass pass) {
+            this.pass = pass;
         }
-        MailboxUnavailableException outage = null;
-        for (boolean first = true; ; first = false) {
-            long seen = hub.generation();
+
+        @Override
+        public void run() {
+            boolean woken = parked != null;
+            while (true) {
+                if (future.isDone()) {
+                    hub.passOn(wake); // cancelled: a notice that woke it goes to someone else
+                    return;
+                }
+                if (woken && pass.nothingNew()) {
+                    future.complete(List.of());
+                    return;
+                }
+                List<Message<T>> got;
+                try {
+                    got = pass.run();
+                } catch (RuntimeException e) {
+                    future.completeExceptionally(e);
+                    return;
+                }
+                if (got != null) {
+                    if (!future.complete(got)) {
+                        giveBack(got); // cancelled while the script took them
+                    }
+                    return;
+                }
+                WakeHub.Parked p = hub.park(wake, pass.seen, pass.sleepMs, pass.plannedWake, this);
+                if (p != null) {
+                    parked = p;
+                    return;
+                }
+                woken = false; // a notice came since the script: run it again now
+                if (closed) {
+                    future.complete(List.of());
+                    return;
+                }
+            }
+        }
+    }
+
+    private static <T> void giveBack(List<Message<T>> messages) {
+        for (Message<T> m : messages) {
+            try {
+                m.nack();
+            } catch (RuntimeException ignored) {
+                // it lapsed or went already
+            }
+        }
+    }
+
+    /**
+     * One receive's passes of the receive script: the first also settles the acknowledgements it carries; each
+     * decides whether to answer or to wait, and for how long.
+     */
+    private final class Pass {
+        private final long epoch;
+        private final long waitNanos;
+        private final long start = System.nanoTime();
+        private final List<byte[]> args;
+        private final List<RedisMessage<T>> settling;
+        private final Consumer<? super Message<T>> stale;
+        private boolean first = true;
+        private @Nullable MailboxUnavailableException outage;
+        /** Set by a pass that returned null: what to wait for. */
+        long seen;
+        long sleepMs;
+        long plannedWake;
+        /** Whether the wait it asked for runs to the end of the receive's wait, with no deadline inside it. */
+        private boolean waitsToTheEnd;
+
+        Pass(ReceiveOptions options, long epoch, List<? extends Message<T>> acknowledge,
+             Consumer<? super Message<T>> stale) {
+            Objects.requireNonNull(options, "options");
+            this.epoch = epoch;
+            this.stale = stale;
+            long[] range = {epoch, epoch};
+            this.settling = owned(acknowledge, epoch, range);
+            ensureOpen();
+            this.waitNanos = options.waitTime().toNanos();
+            if (waitNanos > 0) {
+                hub.listen(wake);
+            }
+            List<byte[]> a = new ArrayList<>(10 + 2 * settling.size());
+            a.add(channelBytes);
+            a.add(ttlMs);
+            a.add(bytes(range[0]));
+            a.add(bytes(range[1]));
+            a.add(bytes(options.maxMessages()));
+            a.add(bytes(millisRoundedUp(options.visibilityTimeout())));
+            a.add(bytes(Long.toHexString(ThreadLocalRandom.current().nextLong())));
+            a.add(bytes(maxReceiveCount));
+            a.add(deadLetters == null ? channelBytes : deadLetters.channelBytes);
+            a.add(deadLetters == null ? ttlMs : deadLetters.ttlMs);
+            for (RedisMessage<T> m : settling) {
+                a.add(bytes(m.id));
+                a.add(bytes(m.token));
+            }
+            this.args = a;
+        }
+
+        /**
+         * Runs the script once.
+         *
+         * @return the answer (messages, or empty when the wait is over), or null to wait as {@link #seen},
+         *         {@link #sleepMs} and {@link #plannedWake} say
+         */
+        @Nullable List<Message<T>> run() {
+            if (!first) {
+                // each pass draws a fresh nonce so every delivery's token is new
+                args.set(6, bytes(Long.toHexString(ThreadLocalRandom.current().nextLong())));
+            }
+            seen = wake.generation();
             List<?> reply;
             try {
                 reply = (List<?>) Scripts.RECEIVE.run(client, name, receiveKeys, args);
@@ -410,7 +569,7 @@ public final class RedisMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.In
                     reply = null;
                 } else {
                     if (!first) {
-                        hub.passOn(); // a notice may have woken this waiter for a message it will not take
+                        hub.passOn(wake); // a notice may have woken this waiter for a message it will not take
                     }
                     throw e;
                 }
@@ -422,6 +581,7 @@ public final class RedisMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.In
                 args.set(2, bytes(epoch));
                 args.set(3, bytes(epoch));
             }
+            first = false;
             if (reply != null && (reply.size() > 3 || waitNanos == 0)) {
                 return messages(reply, epoch);
             }
@@ -435,28 +595,36 @@ public final class RedisMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.In
                 }
                 return List.of();
             }
-            long sleepMs = remainingMs;
-            long now = 0;
+            sleepMs = remainingMs;
+            waitsToTheEnd = false;
             if (reply != null) {
-                now = (Long) reply.get(0);
+                long now = (Long) reply.get(0);
                 long earliest = (Long) reply.get(1);
-                if (earliest >= 0) {
-                    sleepMs = Math.min(remainingMs, Math.max(1, earliest - now + 1));
+                if (earliest >= 0 && earliest - now + 1 < remainingMs) {
+                    sleepMs = Math.max(1, earliest - now + 1);
+                } else {
+                    waitsToTheEnd = wake.isSubscribed();
                 }
+                plannedWake = now + sleepMs;
             } else {
                 sleepMs = Math.min(remainingMs, WakeHub.DEGRADED_SLEEP_MS);
+                plannedWake = Long.MAX_VALUE;
             }
-            try {
-                hub.await(seen, sleepMs, reply != null ? now + sleepMs : Long.MAX_VALUE);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new MailboxUnavailableException("receive on mailbox '" + name + "' was interrupted", false, e);
-            }
+            return null;
+        }
+
+        /**
+         * Whether a wait that has just ended can answer empty without another script: it ran to the end of the
+         * receive's wait, heard while subscribed, with no deadline inside it and no notice since the last pass.
+         * That last script is what every idle waiter would otherwise cost Redis at the end of each wait.
+         */
+        boolean nothingNew() {
             if (closed) {
-                return List.of();
+                return true;
             }
-            // each pass draws a fresh nonce so every delivery's token is new
-            args.set(6, bytes(Long.toHexString(ThreadLocalRandom.current().nextLong())));
+            // a timer may end a millisecond early (the sleep was counted in whole milliseconds)
+            return waitsToTheEnd && System.nanoTime() - (start + waitNanos) >= -TimeUnit.MILLISECONDS.toNanos(2)
+                    && wake.generation() == seen;
         }
     }
 
@@ -596,9 +764,14 @@ public final class RedisMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.In
         return out;
     }
 
-    /** @return this mailbox's wake hub (for tests in this package) */
+    /** @return this mailbox's wake hub, shared by every mailbox on its client (for tests in this package) */
     WakeHub wakeHub() {
         return hub;
+    }
+
+    /** @return this mailbox's channel on its wake hub (for tests in this package) */
+    WakeHub.Channel wakeChannel() {
+        return wake;
     }
 
     /** Closes the wake subscription, and the client too if this mailbox made it from a URI. */
@@ -608,7 +781,8 @@ public final class RedisMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.In
             return;
         }
         closed = true;
-        hub.close();
+        hub.leave(wake); // wakes this mailbox's waiters, which find it closed
+        hub.release();
         if (ownsClient) {
             client.close();
         }

@@ -48,7 +48,7 @@ enum Scripts {
         this.name = name;
         String body = load(name + ".lua");
         String text = (prelude(load("prelude.lua"), body) + "\n" + body)
-                .replace("__HORIZON_MS__", Long.toString(WakeHub.SUBSCRIBED_SLEEP_MS))
+                .replace("__HORIZON_MS__", Long.toString(WakeHub.ANNOUNCE_HORIZON_MS))
                 .replace("__DEDUP_WINDOW_MS__", Long.toString(Limits.DEDUPLICATION_WINDOW.toMillis()));
         this.source = text.getBytes(StandardCharsets.UTF_8);
         this.sha = sha1Hex(source).getBytes(StandardCharsets.US_ASCII);

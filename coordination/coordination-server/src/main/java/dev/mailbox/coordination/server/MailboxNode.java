@@ -58,7 +58,8 @@ import org.slf4j.LoggerFactory;
  * mailbox lives in its object, so it stays open until the node closes). Who owns a mailbox is decided
  * by its lease: the route of a mailbox points at the address its lease holder gave, which for a runner
  * on this node is {@link #address()}. A call for a mailbox hosted here is served here whatever the routing table says.
- * A call is forwarded at most once, so a stale route cannot loop.
+ * A call is forwarded at most once, so a stale route cannot loop. A channel to another node is closed after a
+ * minute without a call, so that one to a node that moved (or left) does not stay open for good.
  *
  * <p>Receives and handle actions a leased runner makes carry its lease's epoch; the node refuses one
  * below the epoch of the mailbox's current route and makes the rest through the backend's
@@ -74,6 +75,10 @@ public final class MailboxNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MailboxNode.class);
     /** How long closing waits for the node's leases to be released. */
     private static final Duration RELEASE_WAIT = Duration.ofSeconds(2);
+    /** The default bound on waiting receives (see {@link Builder#maxWaitingReceives}). */
+    public static final int DEFAULT_MAX_WAITING_RECEIVES = 10_000;
+    /** The highest bound {@link Builder#maxWaitingReceives} takes. */
+    public static final int MAX_MAX_WAITING_RECEIVES = 1_000_000;
 
     private final String id;
     private final Map<String, Mailbox<byte[]>> hosted = new ConcurrentHashMap<>();
@@ -87,6 +92,8 @@ public final class MailboxNode implements AutoCloseable {
     private final String address;
     private final MailboxServiceImpl service;
     private final java.util.concurrent.ExecutorService pool;
+    private final java.util.concurrent.ExecutorService receivePool;
+    private final java.util.concurrent.ExecutorService waitPool;
     private final Meters meters;
     private final ScheduledExecutorService heartbeats;
     private final NodeInfo info;
@@ -126,21 +133,20 @@ public final class MailboxNode implements AutoCloseable {
         InetSocketAddress bind = new InetSocketAddress(b.listen.getAddress(), port);
         this.address = b.advertise != null ? b.advertise : bind.getHostString() + ":" + port;
         RoutingTable table = routes;
-        // bounded: the waiting receives (at most maxWaitingReceives, each holding a thread) plus threads for
-        // the short calls; a burst of calls queues instead of starting a thread each
-        int threads = b.maxWaitingReceives + 4 * Runtime.getRuntime().availableProcessors();
-        java.util.concurrent.ThreadPoolExecutor bounded = new java.util.concurrent.ThreadPoolExecutor(threads, threads,
-                30, TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
-                    Thread t = new Thread(r, "mailbox-node-" + b.id + "-call");
-                    t.setDaemon(true);
-                    return t;
-                });
-        bounded.allowCoreThreadTimeOut(true);
-        this.pool = bounded;
+        // bounded: a burst of calls queues instead of starting a thread each. Receives start on threads of their
+        // own, so sends and acknowledgements never queue behind them; a waiting receive then holds no thread
+        // (parked on its backend) or, on a backend that cannot park it, one of at most MAX_BLOCKING_WAITS
+        int threads = 4 * Runtime.getRuntime().availableProcessors();
+        this.pool = fixedPool(threads, "mailbox-node-" + b.id + "-call");
+        this.receivePool = fixedPool(threads, "mailbox-node-" + b.id + "-receive");
+        java.util.concurrent.ThreadPoolExecutor waits = new java.util.concurrent.ThreadPoolExecutor(0,
+                MailboxServiceImpl.MAX_BLOCKING_WAITS, 30, TimeUnit.SECONDS,
+                new java.util.concurrent.SynchronousQueue<>(), daemon("mailbox-node-" + b.id + "-wait"));
+        this.waitPool = waits;
         dev.mailbox.coordination.server.internal.AccessPolicy policy = b.access == null ? null : b.access.policy();
         this.service = new MailboxServiceImpl(address, new Hosting(),
-                mailbox -> table == null ? Optional.empty() : table.route(mailbox), meters, pool,
-                b.maxWaitingReceives, policy, b.peerSecurity, List.copyOf(b.peerInterceptors));
+                mailbox -> table == null ? Optional.empty() : table.route(mailbox), meters, pool, receivePool,
+                waitPool, b.maxWaitingReceives, policy, b.peerSecurity, List.copyOf(b.peerInterceptors));
         NettyServerBuilder sb = NettyServerBuilder.forAddress(bind).executor(pool).callExecutor(service.executors())
                 .maxInboundMessageSize(DataPlane.MAX_MESSAGE);
         if (b.tls != null) {
@@ -174,6 +180,9 @@ public final class MailboxNode implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        long peerIdle = b.peerIdleClose.toNanos();
+        heartbeats.scheduleWithFixedDelay(() -> service.closeIdlePeers(peerIdle), peerIdle / 2, peerIdle / 2,
+                TimeUnit.NANOSECONDS);
         if (coordinator != null) {
             try {
                 register();
@@ -431,6 +440,11 @@ public final class MailboxNode implements AutoCloseable {
         return new TreeSet<>(opened.asMap().keySet());
     }
 
+    /** @return the addresses of the other nodes this node holds a channel to, for forwarding (for tests) */
+    Set<String> peerAddresses() {
+        return service.peerAddresses();
+    }
+
     /** @return the ids of the hosted mailboxes, sorted */
     public Set<String> hosted() {
         return new TreeSet<>(hosted.keySet());
@@ -516,11 +530,28 @@ public final class MailboxNode implements AutoCloseable {
         opened.cleanUp();
         if (pool != null) {
             pool.shutdownNow();
+            receivePool.shutdownNow();
+            waitPool.shutdownNow();
         }
         if (routes != null) {
             routes.close();
         }
         meters.close();
+    }
+
+    private static java.util.concurrent.ThreadPoolExecutor fixedPool(int threads, String name) {
+        java.util.concurrent.ThreadPoolExecutor p = new java.util.concurrent.ThreadPoolExecutor(threads, threads, 30,
+                TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), daemon(name));
+        p.allowCoreThreadTimeOut(true);
+        return p;
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
     }
 
     private static int freePort(InetSocketAddress listen) {
@@ -548,13 +579,14 @@ public final class MailboxNode implements AutoCloseable {
         private final List<String> capabilities = new ArrayList<>();
         private final Map<String, String> labels = new LinkedHashMap<>();
         private Duration registrationTtl = Duration.ZERO;
-        private int maxWaitingReceives = 256;
+        private int maxWaitingReceives = DEFAULT_MAX_WAITING_RECEIVES;
         private @Nullable MailboxBackend backend;
         private Duration idleClose = Duration.ofMinutes(5);
         private dev.mailbox.coordination.@Nullable TlsFiles tls;
         private @Nullable Access access;
         private boolean requireSecurity;
         private dev.mailbox.coordination.ClientSecurity peerSecurity = dev.mailbox.coordination.ClientSecurity.none();
+        private Duration peerIdleClose = Duration.ofMinutes(1);
         private final List<io.grpc.ServerInterceptor> interceptors = new ArrayList<>();
         private final List<io.grpc.ClientInterceptor> peerInterceptors = new ArrayList<>();
 
@@ -602,16 +634,21 @@ public final class MailboxNode implements AutoCloseable {
         }
 
         /**
-         * Bounds the receives that may wait (long-poll) at once on this node. Each holds a thread while it
-         * waits; one past the bound is refused at once with {@code RESOURCE_EXHAUSTED} (a
-         * {@link RemoteMailbox} waits and retries, as for a missing route).
+         * Bounds the receives that may wait (long-poll) at once on this node; one past the bound is refused
+         * at once with {@code RESOURCE_EXHAUSTED} naming the limit (a {@link RemoteMailbox} waits and retries,
+         * as for a missing route). A waiting receive on a backend that can park it (memory, Redis) holds no
+         * thread, only its call's memory (a few KB); on one that cannot (SQS), it holds a thread, and at most
+         * {@value MailboxServiceImpl#MAX_BLOCKING_WAITS} such wait at once whatever this bound. Receives
+         * forwarded to another node count there, not here.
          *
-         * @param receives the most waiting receives (default 256)
+         * @param receives the most waiting receives, 1 to {@value #MAX_MAX_WAITING_RECEIVES} (default
+         *                 {@value #DEFAULT_MAX_WAITING_RECEIVES})
          * @return this builder
          */
         public Builder maxWaitingReceives(int receives) {
-            if (receives < 1) {
-                throw new IllegalArgumentException("maxWaitingReceives must be 1 or more, was " + receives);
+            if (receives < 1 || receives > MAX_MAX_WAITING_RECEIVES) {
+                throw new IllegalArgumentException("maxWaitingReceives must be between 1 and "
+                        + MAX_MAX_WAITING_RECEIVES + ", was " + receives);
             }
             this.maxWaitingReceives = receives;
             return this;
@@ -708,6 +745,19 @@ public final class MailboxNode implements AutoCloseable {
                 throw new IllegalArgumentException("idleClose must be positive, was " + idle);
             }
             this.idleClose = idle;
+            return this;
+        }
+
+        /**
+         * @param idle how long a channel to another node may go without a call before it is closed (default 1
+         *             minute); a node whose address changed is called no more at the old one (for tests)
+         * @return this builder
+         */
+        Builder peerIdleClose(Duration idle) {
+            if (idle.isNegative() || idle.isZero()) {
+                throw new IllegalArgumentException("peerIdleClose must be positive, was " + idle);
+            }
+            this.peerIdleClose = idle;
             return this;
         }
 

@@ -65,7 +65,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -147,8 +146,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     /**
      * @param node the node
      * @param raft the node's way into the replicated state
-     * @param maxWatchBacklog how many live route changes may queue for a stalled watcher before its
-     *                        watch is ended (see {@code CoordinatorNode.Builder.maxWatchBacklog})
+     * @param maxWatchBacklog how many route changes a caught-up watcher may fall behind (its stream not
+     *                        taking them) before its watch is ended (see
+     *                        {@code CoordinatorNode.Builder.maxWatchBacklog})
      * @param readDefaults    the consistency of a read whose request does not say, by operation key
      *                        ({@code ReadOperation.key()}: get-lease, list-leases, list-nodes, partition-map,
      *                        get-namespace, list-namespaces, list-routes, export-state, get-queue, list-queues); LEADER_LEASE
@@ -755,108 +755,73 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             return;
         }
         ServerCallStreamObserver<RouteEvent> call = (ServerCallStreamObserver<RouteEvent>) out;
-        RouteSink sink = new RouteSink(call);
-        call.setOnReadyHandler(sink::ready);
+        RouteSink sink = new RouteSink(call, r.getSnapshotInParts());
+        call.setOnReadyHandler(sink::pump);
         Runnable cancel = node.watchRoutes(r.getFromRevision(), sink);
-        sink.remove = cancel;
         call.setOnCancelHandler(cancel);
-        if (call.isCancelled() || sink.cut) {
+        if (call.isCancelled()) {
             cancel.run();
+            return;
         }
+        sink.pump(); // the first events, here rather than under the state machine's lock
     }
 
     /**
-     * One watcher's stream. gRPC queues whatever is sent to a stream that cannot take it, so live changes
-     * sent while the stream is not ready are counted, and past {@link #maxWatchBacklog} the watch is ended:
-     * a stalled watcher costs a bounded amount of memory and resumes from its revision when it reconnects.
+     * One watcher's stream. The hub sends it events only while gRPC says the stream takes them, so nothing
+     * queues here: a stalled watcher falls behind in the hub's shared log, and past {@link #maxWatchBacklog}
+     * changes it is ended (and resumes from its revision when it reconnects).
      */
     private final class RouteSink implements RouteHub.Sink {
         private final ServerCallStreamObserver<RouteEvent> call;
-        private final AtomicInteger backlog = new AtomicInteger();
-        volatile @Nullable Runnable remove;
-        volatile boolean cut;
+        private final boolean parts;
+        private volatile Runnable pump = () -> { };
 
-        RouteSink(ServerCallStreamObserver<RouteEvent> call) {
+        RouteSink(ServerCallStreamObserver<RouteEvent> call, boolean parts) {
             this.call = call;
+            this.parts = parts;
         }
 
-        void ready() {
-            backlog.set(0);
-        }
-
-        @Override
-        public void snapshot(long revision, List<Route> routes) {
-            RouteEvent.Builder b = RouteEvent.newBuilder().setRevision(revision).setSnapshot(true);
-            routes.forEach(x -> b.addRoutes(Protos.toProto(x)));
-            send(b.build());
+        void pump() {
+            pump.run();
         }
 
         @Override
-        public void change(LeaseTable.RouteChange c, boolean live) {
-            if (cut) {
-                return;
+        public boolean isReady() {
+            return !call.isCancelled() && call.isReady();
+        }
+
+        @Override
+        public void send(RouteEvent event) {
+            try {
+                call.onNext(event);
+            } catch (RuntimeException e) {
+                // the call ended under us; the cancel handler removes this watcher
             }
-            if (!live || call.isReady()) {
-                backlog.set(0);
-            } else if (backlog.incrementAndGet() > maxWatchBacklog) {
-                cutOff(c.revision());
-                return;
-            }
-            send(eventOf(c));
         }
 
         @Override
-        public void ended(String why) {
-            end(Status.UNAVAILABLE.withDescription(why + "; reconnect (to another coordinator) with from_revision "
-                    + "set to the last revision applied to resume"));
-        }
-
-        private void cutOff(long revision) {
-            end(Status.RESOURCE_EXHAUSTED.withDescription("this route watcher fell more than " + maxWatchBacklog
-                    + " changes behind (at revision " + revision + "); reconnect with from_revision set to the last "
-                    + "revision applied to resume"));
-        }
-
-        private void end(Status status) {
-            cut = true;
+        public void end(Status status) {
             try {
                 call.onError(status.asRuntimeException());
             } catch (RuntimeException e) {
                 // the call ended under us
             }
-            Runnable r = remove;
-            if (r != null) {
-                r.run();
-            }
         }
 
-        private void send(RouteEvent event) {
-            try {
-                if (!call.isCancelled()) {
-                    call.onNext(event);
-                }
-            } catch (RuntimeException e) {
-                // the call ended under us; the cancel handler removes this watcher
-            }
+        @Override
+        public boolean inParts() {
+            return parts;
         }
-    }
 
-    private LeaseTable.@Nullable RouteChange lastChange; // guarded by this
-    private @Nullable RouteEvent lastEvent; // guarded by this
-
-    /** Every watcher is sent the same change in turn: build its message once, not once per watcher. */
-    private synchronized RouteEvent eventOf(LeaseTable.RouteChange c) {
-        if (lastChange != c || lastEvent == null) {
-            RouteEvent.Builder b = RouteEvent.newBuilder().setRevision(c.revision());
-            if (c.route() != null) {
-                b.addRoutes(Protos.toProto(c.route()));
-            } else {
-                b.addRemoved(c.mailboxId());
-            }
-            lastEvent = b.build();
-            lastChange = c;
+        @Override
+        public int maxBacklog() {
+            return maxWatchBacklog;
         }
-        return lastEvent;
+
+        @Override
+        public void attach(Runnable pump) {
+            this.pump = pump;
+        }
     }
 
     private CompletableFuture<byte[]> read(Consistency consistency, Query query) {
