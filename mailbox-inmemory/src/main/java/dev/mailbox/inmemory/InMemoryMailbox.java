@@ -801,8 +801,8 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
             long[] oldest = {Long.MAX_VALUE};
             timed.forEachDue(now, e -> due[e.state == Entry.IN_FLIGHT ? 0 : 1]++);
             long queued = ready.size() + due[0] + due[1];
-            long inFlightNow = inFlight.size() - due[0];
-            long delayed = timed.size() - inFlight.size() - due[1];
+            long inFlightNow = inFlightCount - due[0];
+            long delayed = timed.size() - inFlightCount - due[1];
             int n = 0;
             for (Entry e : ready) {
                 oldest[0] = Math.min(oldest[0], e.enqueuedAtMillis);
