@@ -103,7 +103,13 @@ final class NodeBackend implements MailboxBackend, AutoCloseable {
     @Override
     public Mailbox<byte[]> open(String mailboxId) {
         return switch (kind) {
-            case MEMORY -> InMemoryMailbox.builder(mailboxId, Codec.bytes()).build();
+            case MEMORY -> {
+                InMemoryMailbox.Builder<byte[]> b = InMemoryMailbox.builder(mailboxId, Codec.bytes());
+                if (dev.mailbox.coordination.CoordinationLimits.isFifoMailbox(mailboxId)) {
+                    b.fifo(dev.mailbox.api.FifoOptions.defaults()); // the node checks the kind against the name
+                }
+                yield b.build();
+            }
             case REDIS -> RedisMailbox.builder(mailboxId, Codec.bytes()).client(java.util.Objects.requireNonNull(redis))
                     .build();
             case SQS -> {

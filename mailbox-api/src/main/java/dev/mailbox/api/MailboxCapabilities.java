@@ -27,6 +27,7 @@ public final class MailboxCapabilities {
     private final boolean visibilityOrder;
     private final boolean fairness;
     private final boolean lateAcknowledge;
+    private final boolean contentBasedDeduplication;
 
     private MailboxCapabilities(Builder b) {
         this.exactCount = b.exactCount;
@@ -42,6 +43,7 @@ public final class MailboxCapabilities {
         this.visibilityOrder = b.visibilityOrder;
         this.fairness = b.fairness;
         this.lateAcknowledge = b.lateAcknowledge;
+        this.contentBasedDeduplication = b.contentBasedDeduplication;
     }
 
     /** @return a builder starting from the weakest guarantees */
@@ -66,10 +68,10 @@ public final class MailboxCapabilities {
      * or content within {@link Limits#DEDUPLICATION_WINDOW}, per mailbox or per group. A standard mailbox
      * answers {@code false}.
      *
-     * <p>Declared today by the in-memory backend's FIFO mailboxes. Redis, SQS and a remote mailbox through a
-     * node do not create FIFO mailboxes yet (issue 31) and answer {@code false}: an SQS FIFO queue opened by
-     * {@code SqsMailbox} is used with one group per message, so without order. Each will declare it when it
-     * passes the kit's FIFO group.
+     * <p>Declared today by the in-memory backend's FIFO mailboxes, and by a remote mailbox through a node
+     * ({@code RemoteMailbox}) whose hosted mailbox declares it. Redis and SQS do not create FIFO mailboxes yet
+     * (issue 31) and answer {@code false}: an SQS FIFO queue opened by {@code SqsMailbox} is used with one group
+     * per message, so without order. Each will declare it when it passes the kit's FIFO group.
      *
      * @return whether this is a FIFO mailbox
      */
@@ -94,8 +96,9 @@ public final class MailboxCapabilities {
      * false, group ids sent to a standard mailbox are accepted and ignored. A FIFO mailbox answers
      * {@code false}: its groups are ordered, not balanced.
      *
-     * <p>Declared today by the in-memory backend. Redis, SQS (whose standard queues are fair on AWS, not on
-     * ElasticMQ) and a remote mailbox through a node do not declare it yet (issue 31).
+     * <p>Declared today by the in-memory backend, and by a remote mailbox through a node whose hosted mailbox
+     * declares it. Redis and SQS (whose standard queues are fair on AWS, not on ElasticMQ) do not declare it yet
+     * (issue 31).
      *
      * @return whether receives prefer quiet tenants over noisy ones
      */
@@ -113,6 +116,20 @@ public final class MailboxCapabilities {
      */
     public boolean lateAcknowledge() {
         return lateAcknowledge;
+    }
+
+    /**
+     * Whether this FIFO mailbox deduplicates a send that has no {@link SendOptions#withDeduplicationId
+     * deduplication id} by its content ({@link FifoOptions#withContentBasedDeduplication}, SQS's
+     * {@code ContentBasedDeduplication}): two sends of the same encoded body within
+     * {@link Limits#DEDUPLICATION_WINDOW} store one message. A caller relies on it both ways: with it, equal
+     * bodies are one message; without it, a retried send needs an id to be stored once. Whoever passes sends on
+     * (a mailbox node) reads it to tell which. A standard mailbox answers {@code false}.
+     *
+     * @return whether a send without a deduplication id is deduplicated by its body
+     */
+    public boolean contentBasedDeduplication() {
+        return contentBasedDeduplication;
     }
 
     /**
@@ -191,7 +208,8 @@ public final class MailboxCapabilities {
                 + ", timeGranularity=" + timeGranularity + ", extendedNames=" + extendedNames
                 + ", atomicFencing=" + atomicFencing + ", durableDeduplication=" + durableDeduplication
                 + ", visibilityOrder=" + visibilityOrder + ", fairness=" + fairness
-                + ", lateAcknowledge=" + lateAcknowledge + "]";
+                + ", lateAcknowledge=" + lateAcknowledge
+                + ", contentBasedDeduplication=" + contentBasedDeduplication + "]";
     }
 
     /** Builds {@link MailboxCapabilities}. Not thread-safe. */
@@ -209,6 +227,7 @@ public final class MailboxCapabilities {
         private boolean visibilityOrder;
         private boolean fairness;
         private boolean lateAcknowledge;
+        private boolean contentBasedDeduplication;
 
         private Builder() {
         }
@@ -335,11 +354,25 @@ public final class MailboxCapabilities {
         }
 
         /**
+         * @param value see {@link MailboxCapabilities#contentBasedDeduplication()}; only with {@code fifo}
+         * @return this builder
+         */
+        public Builder contentBasedDeduplication(boolean value) {
+            this.contentBasedDeduplication = value;
+            return this;
+        }
+
+        /**
          * @return the capabilities
          * @throws IllegalArgumentException if both {@code fifo} and {@code fairness} or {@code visibilityOrder}
-         *                                  are set: those describe standard mailboxes
+         *                                  are set: those describe standard mailboxes; or
+         *                                  {@code contentBasedDeduplication} without {@code fifo}
          */
         public MailboxCapabilities build() {
+            if (contentBasedDeduplication && !fifo) {
+                throw new IllegalArgumentException("content-based deduplication is a property of FIFO mailboxes"
+                        + " only: declare it together with fifo");
+            }
             if (fifo && (fairness || visibilityOrder)) {
                 throw new IllegalArgumentException("a FIFO mailbox's order is per group: it declares neither"
                         + " fairness nor visibilityOrder, which describe standard mailboxes");

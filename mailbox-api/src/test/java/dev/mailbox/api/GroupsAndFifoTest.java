@@ -125,5 +125,10 @@ class GroupsAndFifoTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fairness");
         assertThatThrownBy(() -> MailboxCapabilities.builder().fifo(true).visibilityOrder(true).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("visibilityOrder");
+        assertThat(weakest.contentBasedDeduplication()).isFalse();
+        assertThat(MailboxCapabilities.builder().fifo(true).contentBasedDeduplication(true).build()
+                .contentBasedDeduplication()).isTrue();
+        assertThatThrownBy(() -> MailboxCapabilities.builder().contentBasedDeduplication(true).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("FIFO");
     }
 }

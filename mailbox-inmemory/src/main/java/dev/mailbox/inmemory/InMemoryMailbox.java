@@ -235,6 +235,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
         this.capabilities = MailboxCapabilities.builder()
                 .exactCount(true).fifo(fifo != null).visibilityOrder(fifo == null).fairness(fifo == null)
                 .lateAcknowledge(true).detectsStaleAcknowledge(true).capacity(true)
+                .contentBasedDeduplication(fifo != null && fifo.contentBasedDeduplication())
                 .atomicDeadLetter(true).timeGranularity(Duration.ofNanos(1))
                 .maxMessageBytes(maxMessageBytes).extendedNames(true)
                 // this object is the queue: the fence and the ids are kept with the messages

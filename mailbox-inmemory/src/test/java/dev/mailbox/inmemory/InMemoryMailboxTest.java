@@ -530,6 +530,8 @@ class InMemoryMailboxTest {
                         .hasMessageContaining("dead-letter mailbox 'f' must be a standard mailbox");
                 assertThat(InMemoryMailbox.<String>builder("refs").fifo(FifoOptions.defaults()).build().capabilities().fifo())
                         .isTrue();
+                assertThat(InMemoryMailbox.builder("content", Codec.utf8()).fifo(FifoOptions.defaults()
+                        .withContentBasedDeduplication(true)).build().capabilities().contentBasedDeduplication()).isTrue();
             }
         }
 
@@ -541,6 +543,7 @@ class InMemoryMailboxTest {
                 assertThat(m.capabilities().fairness()).isFalse();
                 assertThat(m.capabilities().visibilityOrder()).isFalse();
                 assertThat(m.capabilities().lateAcknowledge()).isTrue();
+                assertThat(m.capabilities().contentBasedDeduplication()).isFalse();
                 m.send("x", SendOptions.defaults().withGroupId("g"));
                 assertThat(m.receive().get(0).sequenceNumber()).isEqualTo("00000000000000000000");
             }

@@ -179,6 +179,25 @@ public final class CoordinationLimits {
         return at < 0 ? mailboxId : mailboxId.substring(0, at);
     }
 
+    /** What the name of a FIFO mailbox ends with (see {@link #isFifoMailbox}), as an SQS FIFO queue's does. */
+    public static final String FIFO_SUFFIX = ".fifo";
+
+    /**
+     * Whether a mailbox id names a FIFO mailbox: its name (the namespace, before any {@code @node}) ends with
+     * {@value #FIFO_SUFFIX}, as SQS's FIFO queue names must, so {@code orders.fifo} and {@code orders.fifo@node-a}
+     * are FIFO and {@code orders@node-a} is standard. A mailbox node opens a mailbox from its backend
+     * ({@code MailboxBackend}) as FIFO exactly when this says so, and refuses to serve one its backend opened as
+     * the other kind: the kind is fixed for the mailbox's life and every node, client and endpoint tells it
+     * alike, from the id alone, before any call. A mailbox object given to a node to host is served as it is
+     * (its own {@link dev.mailbox.api.MailboxCapabilities#fifo()} says what it is).
+     *
+     * @param mailboxId a mailbox id
+     * @return whether its name ends with {@value #FIFO_SUFFIX}
+     */
+    public static boolean isFifoMailbox(String mailboxId) {
+        return namespaceOf(mailboxId).endsWith(FIFO_SUFFIX);
+    }
+
     /**
      * @param id a proposed runner id
      * @return why it cannot be one, or null

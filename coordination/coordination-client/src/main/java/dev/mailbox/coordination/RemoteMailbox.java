@@ -54,7 +54,15 @@ import org.jspecify.annotations.Nullable;
  * call ends within its time limit ({@link Builder#callTimeout}, plus a receive's wait), retries included.
  * When the node it talks to cannot be reached it moves on to the next one it was given (see
  * {@link Builder#nodes}). Each send carries a request id, and the hosting node stores a send once per
- * id, so a send retried after its reply was lost is not stored twice. An acknowledge, nack or extend
+ * id, so a send retried after its reply was lost is not stored twice (on a FIFO mailbox with content-based
+ * deduplication a send without a deduplication id is stored once per body instead, as it would be locally).
+ *
+ * <p>Message groups travel end to end: a send's {@link SendOptions#groupId() group id}, and a received
+ * message's {@link Message#groupId() group id} and {@link Message#sequenceNumber() sequence number}, so a
+ * FIFO or fair hosted mailbox is one through this object too, and says so in {@link #capabilities()}. A
+ * FIFO mailbox's rules are its own (checked where it is hosted): a send without a group id, or with a delay,
+ * is refused there with {@link IllegalArgumentException} and nothing is stored. How a node knows whether a
+ * mailbox it opens itself is FIFO: {@link CoordinationLimits#isFifoMailbox}. An acknowledge, nack or extend
  * retried after a node was cut off mid-call, whose retry finds the handle stale, throws a non-retryable
  * {@link MailboxUnavailableException} (the first attempt may have made it) rather than
  * {@link ReceiptHandleExpiredException}. Other failures are not retried.
@@ -197,10 +205,14 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         ensureOpen();
         // one id for every attempt of this send, so the owner stores it once even if a reply is lost
         // (the caller's own deduplication id, if it gave one, so that its retries from anywhere count as one)
-        String requestId = options.deduplicationId() != null ? options.deduplicationId()
-                : sendPrefix + sends.incrementAndGet();
+        boolean generated = options.deduplicationId() == null;
+        String requestId = generated ? sendPrefix + sends.incrementAndGet() : options.deduplicationId();
         SendRequest.Builder r = SendRequest.newBuilder().setMailbox(name).setDelayMillis(options.delay().toMillis())
-                .putAllAttributes(options.attributes()).setRequestId(requestId).setBatch(batch);
+                .putAllAttributes(options.attributes()).setRequestId(requestId).setRequestIdGenerated(generated)
+                .setBatch(batch);
+        if (options.groupId() != null) {
+            r.setGroupId(options.groupId());
+        }
         for (T body : bodies) {
             Objects.requireNonNull(body, "body");
             // the hosting mailbox checks its own limit; this only refuses what no mailbox could take
@@ -269,9 +281,10 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
     }
 
     /**
-     * The hosting mailbox's capabilities, asked once and then remembered. FIFO and fairness are not carried
-     * yet (issue 31): the data plane has no group ids so far, so a remote mailbox declares neither, whatever
-     * it is backed by.
+     * The hosting mailbox's capabilities, asked once and then remembered: all of them, FIFO, fairness and
+     * content-based deduplication included, since group ids and sequence numbers travel end to end. A node of
+     * data-plane revision 1 (before message groups) reports neither FIFO nor fairness, which is what a mailbox
+     * reached through it then offers.
      *
      * @return its capabilities
      */
@@ -288,7 +301,8 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
                     .timeGranularity(Duration.ofMillis(Math.max(1, reply.getTimeGranularityMillis())))
                     .extendedNames(reply.getExtendedNames()).atomicFencing(reply.getAtomicFencing())
                     .durableDeduplication(reply.getDurableDeduplication())
-                    .lateAcknowledge(reply.getLateAcknowledge()).build();
+                    .lateAcknowledge(reply.getLateAcknowledge()).fifo(reply.getFifo()).fairness(reply.getFairness())
+                    .contentBasedDeduplication(reply.getContentBasedDeduplication()).build();
             capabilities = c;
         }
         return c;
@@ -520,7 +534,8 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         RemoteMessage(dev.mailbox.coordination.proto.data.Delivery d, @Nullable Fence fence) {
             super(name, d.getMessageId(), d.getReceiptHandle(), d.getDeliveryCount(),
                     Instant.ofEpochMilli(d.getEnqueuedAtMillis()), Map.copyOf(d.getAttributesMap()),
-                    Bodies.decode(codec, d.getBody().toByteArray()));
+                    Bodies.decode(codec, d.getBody().toByteArray()), emptyToNull(d.getGroupId()),
+                    emptyToNull(d.getSequenceNumber()));
             this.fence = fence;
         }
 
@@ -548,6 +563,10 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
             Limits.requireVisibilityTimeout(timeout, "visibility timeout");
             handle(receiptHandle(), HandleAction.EXTEND, timeout, fence);
         }
+    }
+
+    private static @Nullable String emptyToNull(String s) {
+        return s.isEmpty() ? null : s;
     }
 
     @Override

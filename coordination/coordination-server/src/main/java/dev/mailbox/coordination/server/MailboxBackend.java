@@ -15,7 +15,11 @@ public interface MailboxBackend {
 
     /**
      * Opens the mailbox for an id. It is not created in a way that loses data: opening an existing
-     * queue attaches to it.
+     * queue attaches to it. An id whose name ends with {@code .fifo}
+     * ({@link dev.mailbox.coordination.CoordinationLimits#isFifoMailbox}) is a FIFO mailbox, any other a
+     * standard one: the node refuses to serve a mailbox opened as the other kind (its
+     * {@link dev.mailbox.api.MailboxCapabilities#fifo()} must match), so a backend without FIFO mailboxes may
+     * open the id as it can and let the node refuse it.
      *
      * @param mailboxId the mailbox id ({@code namespace@node} or a bare name)
      * @return a mailbox of bytes; the node closes it

@@ -55,7 +55,10 @@ import org.slf4j.LoggerFactory;
  * arrives and the node should serve it: its route names this node, or it has no route yet and the
  * backend is shared (or, on a node-local backend, its id names this node); such mailboxes are closed
  * after {@link Builder#idleClose} without a call (on a shared backend only: a node-local backend's
- * mailbox lives in its object, so it stays open until the node closes). Who owns a mailbox is decided
+ * mailbox lives in its object, so it stays open until the node closes). A mailbox whose name ends with
+ * {@code .fifo} is opened as a FIFO mailbox, any other as a standard one
+ * ({@link CoordinationLimits#isFifoMailbox}); one its backend opens as the other kind is refused. A hosted
+ * mailbox is served as the kind it is. Who owns a mailbox is decided
  * by its lease: the route of a mailbox points at the address its lease holder gave, which for a runner
  * on this node is {@link #address()}. A call for a mailbox hosted here is served here whatever the routing table says.
  * A call is forwarded at most once, so a stale route cannot loop. A channel to another node is closed after a
@@ -369,6 +372,34 @@ public final class MailboxNode implements AutoCloseable {
         return m;
     }
 
+    /**
+     * Opens a mailbox from the backend, of the kind its id names ({@link CoordinationLimits#isFifoMailbox}): one
+     * the backend opened as the other kind (a backend without FIFO mailboxes, or a queue created as the other
+     * kind) is closed again and refused, so that no node ever serves a FIFO mailbox as a standard one or the
+     * other way round.
+     */
+    private static Mailbox<byte[]> openChecked(MailboxBackend backend, String mailboxId) {
+        Mailbox<byte[]> m = backend.open(mailboxId);
+        boolean named = CoordinationLimits.isFifoMailbox(mailboxId);
+        boolean fifo;
+        try {
+            fifo = m.capabilities().fifo();
+        } catch (RuntimeException e) {
+            m.close();
+            throw e;
+        }
+        if (fifo != named) {
+            m.close();
+            throw new IllegalArgumentException(named
+                    ? "mailbox '" + mailboxId + "' is a FIFO mailbox by its name (it ends with "
+                    + CoordinationLimits.FIFO_SUFFIX + ") but backend " + backend + " opened it as a standard one:"
+                    + " this backend has no FIFO mailboxes, or the queue exists as a standard one"
+                    : "mailbox '" + mailboxId + "' is a standard mailbox by its name (FIFO mailbox names end with "
+                    + CoordinationLimits.FIFO_SUFFIX + ") but backend " + backend + " opened it as a FIFO one");
+        }
+        return m;
+    }
+
     /** Which mailboxes this node serves itself: the hosted ones, and the backend's where it should. */
     private final class Hosting implements MailboxServiceImpl.Hosting {
         @Override
@@ -381,7 +412,7 @@ public final class MailboxNode implements AutoCloseable {
             }
             boolean mine = route.isPresent() ? route.get().address().equals(address)
                     : b.shared() || mailbox.endsWith("@" + id);
-            return mine ? opened.get(mailbox, b::open) : null;
+            return mine ? opened.get(mailbox, mailboxId -> openChecked(b, mailboxId)) : null;
         }
 
         @Override
@@ -428,7 +459,7 @@ public final class MailboxNode implements AutoCloseable {
                 }
                 MailboxBackend b = backend;
                 if (m == null && b != null && b.shared() && !closed) {
-                    m = opened.get(mailboxId, b::open);
+                    m = opened.get(mailboxId, id -> openChecked(b, id));
                 }
                 return Optional.ofNullable(m);
             }

@@ -38,7 +38,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The node keeps nothing a client relies on in its memory: receipt handles are the backend's own
  * and are acted on through the backend by handle, and a send's request id is the backend's
- * deduplication id, so a node restarted on a shared backend honours both. A receive or handle action
+ * deduplication id, so a node restarted on a shared backend honours both (unless the client made the id up
+ * and the mailbox deduplicates by content, which then does it). Group ids and sequence numbers pass through
+ * both ways, and a FIFO mailbox's rules are the hosted mailbox's own. A receive or handle action
  * that carries a fence is refused when its epoch is below the epoch of the mailbox's current route,
  * and is otherwise made through the backend's {@link Mailbox#fenced fenced} view, which refuses it
  * once a later holder has used the mailbox.
@@ -457,7 +459,13 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
     private static List<String> store(Mailbox<byte[]> m, SendRequest r) {
         SendOptions options = SendOptions.defaults().withDelay(Duration.ofMillis(r.getDelayMillis()))
                 .withAttributes(r.getAttributesMap());
-        if (!r.getRequestId().isEmpty()) {
+        if (!r.getGroupId().isEmpty()) {
+            options = options.withGroupId(r.getGroupId()); // refused, naming the rule, if malformed
+        }
+        // a made-up id would keep equal bodies apart where the caller's mailbox deduplicates by content; the
+        // content does the retry's deduplication there instead
+        boolean byContent = r.getRequestIdGenerated() && m.capabilities().contentBasedDeduplication();
+        if (!r.getRequestId().isEmpty() && !byContent) {
             // the backend remembers it (with the messages where it can), not this node: a retry after a
             // lost reply, or after this node restarted, stores nothing again
             try {
@@ -631,9 +639,16 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         }
         ReceiveReply.Builder b = ReceiveReply.newBuilder();
         for (Message<byte[]> msg : got) {
-            b.addMessages(Delivery.newBuilder().setMessageId(msg.id()).setBody(ByteString.copyFrom(msg.body()))
+            Delivery.Builder d = Delivery.newBuilder().setMessageId(msg.id()).setBody(ByteString.copyFrom(msg.body()))
                     .setReceiptHandle(msg.receiptHandle()).setDeliveryCount(msg.deliveryCount())
-                    .setEnqueuedAtMillis(msg.enqueuedAt().toEpochMilli()).putAllAttributes(msg.attributes()));
+                    .setEnqueuedAtMillis(msg.enqueuedAt().toEpochMilli()).putAllAttributes(msg.attributes());
+            if (msg.groupId() != null) {
+                d.setGroupId(msg.groupId());
+            }
+            if (msg.sequenceNumber() != null) {
+                d.setSequenceNumber(msg.sequenceNumber());
+            }
+            b.addMessages(d);
         }
         try {
             out.onNext(b.build());
@@ -759,7 +774,8 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
                         .setTimeGranularityMillis(Math.max(1, c.timeGranularity().toMillis()))
                         .setExtendedNames(c.extendedNames()).setAtomicFencing(c.atomicFencing())
                         .setDurableDeduplication(c.durableDeduplication())
-                        .setLateAcknowledge(c.lateAcknowledge()).build();
+                        .setLateAcknowledge(c.lateAcknowledge()).setFifo(c.fifo()).setFairness(c.fairness())
+                        .setContentBasedDeduplication(c.contentBasedDeduplication()).build();
             }, out);
         }
     }
