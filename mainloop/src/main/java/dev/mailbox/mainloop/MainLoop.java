@@ -61,7 +61,8 @@ import org.slf4j.LoggerFactory;
  * <h2>Threads</h2>
  * {@link #run()} runs handlers on {@code concurrency} worker threads of its own; one more thread extends
  * visibility and enforces deadlines. It receives only as many requests as it has idle workers, so nothing
- * waits in memory while it could be taken by another runner. How it receives depends on how many requests
+ * waits in memory while it could be taken by another runner (a FIFO key's run is handled by one worker; its later
+ * requests wait in memory, their visibility extended, but no other runner could have taken them meanwhile). How it receives depends on how many requests
  * one receive call may take ({@link Builder#receiveBatch}, never more than {@code concurrency}):
  * <ul>
  *   <li><b>One</b> (concurrency 1, the default, or {@code receiveBatch(1)}): every worker receives for
@@ -79,6 +80,27 @@ import org.slf4j.LoggerFactory;
  * without interrupting a handler. A loop runs on one thread at a time and can be run again after
  * {@code run} returns, until it is closed.
  *
+ * <h2>Keys</h2>
+ * A request sent with a {@link MainLoopRequest#key() key} ({@link MainLoopClient#callWithKey}) carries it as its
+ * message group id. On a <b>FIFO request mailbox</b> (see {@link dev.mailbox.api.MailboxCapabilities#fifo()}) the
+ * requests of one key are handled in the order they were sent, one at a time, and different keys at once, up to
+ * {@code concurrency}: the mailbox hands out none of a key's requests while an earlier one is in flight, the loop
+ * replies before it acknowledges, and the requests of one key that one receive hands out together (a run) are
+ * handled one after another by one worker, holding one slot. If one of them goes back to the mailbox instead of
+ * being settled (a retry, a result that could not be sent, a hand-back at shutdown), the rest of its run go back
+ * unhandled behind it (outcome {@code requeued}), so none overtakes it; the mailbox keeps the group waiting for it.
+ * A runner that takes the mailbox over (a {@code LeasedRunner} whose lease moved) goes on from where the mailbox
+ * has each key: a request the old runner had not acknowledged comes back at its key's head (at once if it was
+ * handed back, after its visibility timeout if the runner died), and is handled again there, before the key's
+ * later ones: at least once, as always, since the new runner does not remember the old one's answers. A handler
+ * that was still running when its runner lost the lease may finish its own side effects, so handlers of keyed
+ * requests stay idempotent, as under at-least-once delivery anyway.
+ *
+ * <p>On a <b>standard</b> request mailbox the loop does not order keys itself: the mailbox may hand a key's
+ * requests to different runners at once and in any order, so a rule kept by one runner alone would promise an
+ * order it cannot keep. There a key is a tenant, which a fair mailbox ({@link
+ * dev.mailbox.api.MailboxCapabilities#fairness()}) balances against the others. Use a FIFO mailbox for order.
+ *
  * <h2>Round trips</h2>
  * When every worker is busy, the receiving thread waits for one to finish and then receives at once; a
  * worker that finishes then leaves its acknowledgement (sent after the reply, as always) to that receive,
@@ -92,7 +114,8 @@ import org.slf4j.LoggerFactory;
  * <h2>Metrics</h2>
  * Micrometer meters, tagged with the request mailbox's name: {@code mainloop.requests} (counter,
  * tagged {@code outcome}, one per delivery taken, counted before its answer goes out: success, error,
- * deadline_exceeded, retried, dead_lettered, duplicate, abandoned, undeliverable; a request whose result is
+ * deadline_exceeded, retried, dead_lettered, duplicate, abandoned, requeued (given back unhandled behind an
+ * earlier request of its key, see <i>Keys</i>), undeliverable; a request whose result is
  * rejected, or cannot be sent, keeps the outcome its handler had), {@code mainloop.replies.failed} (counter,
  * deliveries whose result could not be sent, tagged {@code then}: given_back, or given_up once the retry
  * policy's deliveries are used up), {@code mainloop.failures} (handler exceptions, tagged {@code type}),
@@ -491,7 +514,9 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
         }
 
         /**
-         * @param deadLetters where requests the loop gives up on are kept, with the reason
+         * @param deadLetters where requests the loop gives up on are kept, with the reason; each is sent under its
+         *                    request message's group id, if it had one, so this may be a FIFO mailbox for a FIFO
+         *                    request mailbox (each key's dead letters then keep their order)
          * @return this builder
          */
         public Builder<Req, Res> deadLetters(Mailbox<DeadLetter<Req>> deadLetters) {

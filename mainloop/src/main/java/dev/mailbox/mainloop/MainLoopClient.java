@@ -7,6 +7,7 @@ import dev.mailbox.api.MailboxException;
 import dev.mailbox.api.MailboxUnavailableException;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.SerializationException;
 import dev.mailbox.api.TimeSource;
 import java.time.Duration;
@@ -47,6 +48,14 @@ import org.slf4j.LoggerFactory;
  * <p>A call's timeout is also the request's deadline, so runners do not start work nobody waits for.
  * Futures complete on whichever thread received their result: keep dependent stages short, or use the
  * {@code ...Async} variants. Results that arrive after their call timed out are acknowledged and dropped.
+ *
+ * <p><b>Keys.</b> A request with a {@link MainLoopRequest#key() key} ({@link #callWithKey}, or
+ * {@link MainLoopRequest#withKey}) is sent with the key as its message group id. To a FIFO request mailbox that
+ * makes the runners handle each key's requests in the order they were sent, one at a time, while other keys run
+ * at once (see {@link MainLoop}, "Keys"); there every call needs a key, and a call without one fails with the
+ * mailbox's {@link IllegalArgumentException}. Calls of one key are in the order this client sent them: from
+ * one thread, the order of the calls; from several, the order in which their sends went out. On a standard
+ * mailbox a key names a tenant, balanced by a fair mailbox, and orders nothing.
  *
  * <p>Thread-safe.
  *
@@ -169,7 +178,34 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
     }
 
     /**
-     * Sends a request built by the caller (for its own id or budget). Its reply-to is set to this
+     * Calls with a key (see the class comment, <i>Keys</i>) and the default timeout.
+     *
+     * @param key  the key whose requests are handled in order: a message group id, 1 to 128 characters of A-Z,
+     *             a-z, 0-9 and ASCII punctuation
+     * @param body the request body
+     * @return the response, or a future failed as for {@link #call(Object)}
+     * @throws IllegalArgumentException if the key breaks the message group id rule
+     */
+    public CompletableFuture<@Nullable Res> callWithKey(String key, Req body) {
+        return callWithKey(key, body, defaultTimeout);
+    }
+
+    /**
+     * Calls with a key (see the class comment, <i>Keys</i>) and a timeout, which is also the request's deadline.
+     *
+     * @param key     the key whose requests are handled in order
+     * @param body    the request body
+     * @param timeout how long to wait for the result
+     * @return the response, or a future failed as for {@link #call(Object)}
+     * @throws IllegalArgumentException if the key breaks the message group id rule
+     */
+    public CompletableFuture<@Nullable Res> callWithKey(String key, Req body, Duration timeout) {
+        Objects.requireNonNull(key, "key");
+        return call(MainLoopRequest.of(Objects.requireNonNull(body, "body")).withKey(key), timeout);
+    }
+
+    /**
+     * Sends a request built by the caller (for its own id, budget or key). Its reply-to is set to this
      * client's mailbox, and its deadline to the timeout if that is sooner.
      *
      * @param request the request; its reply-to must be null or this client's mailbox
@@ -215,7 +251,27 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
      *                                     thread delivering results (it would wait for itself)
      */
     public @Nullable Res callAndWait(Req body, Duration timeout) {
-        MainLoopRequest<Req> request = MainLoopRequest.of(Objects.requireNonNull(body, "body"));
+        return callAndWait(MainLoopRequest.of(Objects.requireNonNull(body, "body")), timeout);
+    }
+
+    /**
+     * Sends a request built by the caller (for its own id, budget or key), as {@link #call(MainLoopRequest,
+     * Duration)} does, and waits for the result as {@link #callAndWait(Object)} does.
+     *
+     * @param request the request; its reply-to must be null or this client's mailbox
+     * @param timeout how long to wait for the result
+     * @return the response (null if the handler answered null)
+     * @throws RequestFailedException      if the runner answered with an error
+     * @throws RequestTimeoutException     if no result came within the timeout
+     * @throws MailboxUnavailableException if this thread is interrupted while it waits
+     * @throws MailboxException            if the request could not be sent, or the client is closed
+     * @throws IllegalArgumentException    if the request names another reply-to, its id is already waiting for a
+     *                                     result, or the request mailbox refuses it (a FIFO one, without a key)
+     * @throws IllegalStateException       if called from a dependent stage of another call that runs on the
+     *                                     thread delivering results
+     */
+    public @Nullable Res callAndWait(MainLoopRequest<Req> request, Duration timeout) {
+        Objects.requireNonNull(request, "request");
         state.lock();
         try {
             if (holder == Thread.currentThread()) {
@@ -265,7 +321,9 @@ public final class MainLoopClient<Req, Res> implements AutoCloseable {
             asyncCallStarted(future);
         }
         try {
-            requests.send(sent);
+            // the key is the message group: on a FIFO mailbox it orders the key's requests
+            requests.send(sent, sent.key() == null ? SendOptions.defaults()
+                    : SendOptions.defaults().withGroupId(sent.key()));
         } catch (RuntimeException e) {
             future.completeExceptionally(e);
             return future;

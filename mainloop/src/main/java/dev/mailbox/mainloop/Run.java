@@ -46,6 +46,8 @@ final class Run<Req, Res> {
     /** Receive calls this run may still make ({@link MainLoop#run(long)}), shared by its receivers. */
     private final AtomicLong receivesLeft = new AtomicLong();
     private final AtomicLong taken = new AtomicLong();
+    /** Whether a receive's requests of one key run in order on one worker (a FIFO source); null until known. */
+    private volatile @Nullable Boolean keyedRuns;
 
     /**
      * Acknowledgements that finishing tasks handed to a receiver, to go with its next receive
@@ -289,16 +291,23 @@ final class Run<Req, Res> {
                 }
             }
             slots.release(permits - got.size());
-            for (Message<MainLoopRequest<Req>> m : got) {
-                taken.incrementAndGet();
+            taken.addAndGet(got.size());
+            for (List<Message<MainLoopRequest<Req>>> unit : got.size() > 1 ? byKey(got)
+                    : got.isEmpty() ? List.<List<Message<MainLoopRequest<Req>>>>of() : List.of(got)) {
                 if (stopping()) {
                     // received as the stop came in: give it straight back
-                    MainLoop.nackQuietly(m, Duration.ZERO);
-                    loop.metrics.outcome("abandoned");
-                    slots.release(1);
+                    for (Message<MainLoopRequest<Req>> m : unit) {
+                        MainLoop.nackQuietly(m, Duration.ZERO);
+                        loop.metrics.outcome("abandoned");
+                    }
+                    slots.release(unit.size());
                     continue;
                 }
-                Task<Req, Res> task = new Task<>(this, receiver, m);
+                if (unit.size() > 1) {
+                    startKeyRun(receiver, unit);
+                    continue;
+                }
+                Task<Req, Res> task = new Task<>(this, receiver, unit.get(0));
                 tasks.add(task);
                 if (inline) {
                     // its acknowledgement goes with the receive that follows at once (or, if the loop ends
@@ -311,6 +320,93 @@ final class Run<Req, Res> {
             }
         }
         return interrupted;
+    }
+
+    /**
+     * What one receive took, as the units the workers run: on a FIFO request mailbox, the requests of one key
+     * (message group) together, in the order received, which is their order in the group; every other request on
+     * its own. A FIFO receive may hand out several consecutive requests of one group at once (a run), and only one
+     * worker taking them one after another keeps them in order and one at a time.
+     */
+    private List<List<Message<MainLoopRequest<Req>>>> byKey(List<Message<MainLoopRequest<Req>>> got) {
+        List<List<Message<MainLoopRequest<Req>>>> units = new ArrayList<>(got.size());
+        if (!keyedRuns()) {
+            got.forEach(m -> units.add(List.of(m)));
+            return units;
+        }
+        java.util.Map<String, List<Message<MainLoopRequest<Req>>>> runs = new java.util.HashMap<>();
+        for (Message<MainLoopRequest<Req>> m : got) {
+            String key = m.groupId();
+            if (key == null) {
+                units.add(List.of(m));
+                continue;
+            }
+            List<Message<MainLoopRequest<Req>>> run = runs.get(key);
+            if (run == null) {
+                run = new ArrayList<>(2);
+                runs.put(key, run);
+                units.add(run);
+            }
+            run.add(m);
+        }
+        return units;
+    }
+
+    /** Whether the requests of one key in one receive form a run to handle in order: where the mailbox is FIFO. */
+    private boolean keyedRuns() {
+        Boolean known = keyedRuns;
+        if (known == null) {
+            try {
+                known = source.capabilities().fifo();
+            } catch (RuntimeException e) {
+                return true; // cannot tell now: keeping a key's requests in order costs only concurrency
+            }
+            keyedRuns = known;
+        }
+        return known;
+    }
+
+    /**
+     * Starts the requests of one key's run on one worker, one after another, in one slot (its others are given back
+     * now: the run's later requests cannot go to anyone else while it is out anyway, being in flight themselves).
+     * Each request's visibility is extended from now, while it waits too.
+     */
+    private void startKeyRun(Receiver receiver, List<Message<MainLoopRequest<Req>>> unit) {
+        slots.release(unit.size() - 1);
+        List<Task<Req, Res>> keyRun = new ArrayList<>(unit.size());
+        for (Message<MainLoopRequest<Req>> m : unit) {
+            Task<Req, Res> task = new Task<>(this, receiver, m, false);
+            tasks.add(task);
+            keyRun.add(task);
+        }
+        workers.execute(() -> runInOrder(keyRun));
+    }
+
+    /**
+     * Runs a key's requests in order. Once one of them goes back to the mailbox unsettled (a retry, a result that
+     * could not be sent, a hand-back at shutdown), the rest go back unhandled behind it, so that none is handled
+     * before it.
+     */
+    private void runInOrder(List<Task<Req, Res>> keyRun) {
+        int next = 0;
+        try {
+            boolean back = false;
+            for (; next < keyRun.size(); next++) {
+                Task<Req, Res> task = keyRun.get(next);
+                if (back || task.handedBack()) {
+                    back = true;
+                    task.giveBackUnhandled();
+                    continue;
+                }
+                task.run();
+                back = !task.settled();
+            }
+        } finally {
+            for (; next < keyRun.size(); next++) {
+                keyRun.get(next).giveBackUnhandled(); // only after a failure of this thread's own
+            }
+            slots.release(1);
+        }
     }
 
     /**

@@ -5,6 +5,7 @@ import dev.mailbox.api.MailboxException;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.MessageTooLargeException;
 import dev.mailbox.api.ReceiptHandleExpiredException;
+import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.SerializationException;
 import java.time.Duration;
 import java.time.Instant;
@@ -41,16 +42,30 @@ final class Task<Req, Res> implements Runnable {
     private final Message<MainLoopRequest<Req>> message;
     private final AtomicInteger state = new AtomicInteger(RUNNING);
     private final ScheduledFuture<?> extender;
+    /** Whether this task gives back its own slot; not a request of a key's run, whose run holds one for all. */
+    private final boolean ownsSlot;
+    /** Set once the request is settled (answered or dead-lettered, then acknowledged): it will not come back. */
+    private volatile boolean settled;
 
     private @Nullable Thread thread; // guarded by this
     private boolean interruptible; // guarded by this: in the handler or waiting for a duplicate
     private boolean deadlineHit; // guarded by this
 
     Task(Run<Req, Res> run, Run<Req, Res>.Receiver receiver, Message<MainLoopRequest<Req>> message) {
+        this(run, receiver, message, true);
+    }
+
+    /**
+     * @param ownsSlot whether the task releases a slot when it ends; false for the requests of a key's run, which
+     *                 run one after another on one worker, in one slot that the run releases
+     */
+    Task(Run<Req, Res> run, Run<Req, Res>.Receiver receiver, Message<MainLoopRequest<Req>> message, boolean ownsSlot) {
         this.run = run;
         this.receiver = receiver;
         this.loop = run.loop;
         this.message = message;
+        this.ownsSlot = ownsSlot;
+        // from receipt, also while it waits behind the earlier requests of its key's run
         long period = run.extendEveryNanos;
         this.extender = run.timers.scheduleAtFixedRate(this::extend, period, period, TimeUnit.NANOSECONDS);
     }
@@ -77,7 +92,41 @@ final class Task<Req, Res> implements Runnable {
                 Thread.interrupted();
             }
             run.tasks.remove(this);
-            run.slots.release(1);
+            if (ownsSlot) {
+                run.slots.release(1);
+            }
+        }
+    }
+
+    /**
+     * Whether the request was settled (answered or dead-lettered, and its acknowledgement made or handed to a
+     * receive), so that it will not come back to be handled again unless that acknowledgement fails. False when it
+     * went back to the mailbox (a retry, a result that could not be sent, a hand-back at shutdown) or the task
+     * failed unexpectedly: the key's later requests must then wait for it.
+     */
+    boolean settled() {
+        return settled;
+    }
+
+    /** Whether the run gave this request back at shutdown. */
+    boolean handedBack() {
+        return state.get() == ABANDONED;
+    }
+
+    /**
+     * Gives back a request of a key's run unhandled, because an earlier request of the same run went back first:
+     * handling it now would put it before that one. It goes back at once, behind that one (a FIFO mailbox keeps
+     * its group in send order), unless it was handed back at shutdown already.
+     */
+    void giveBackUnhandled() {
+        try {
+            if (state.compareAndSet(RUNNING, ABANDONED)) {
+                extender.cancel(false);
+                loop.metrics.outcome("requeued");
+                MainLoop.nackQuietly(message, Duration.ZERO);
+            }
+        } finally {
+            run.tasks.remove(this);
         }
     }
 
@@ -403,8 +452,11 @@ final class Task<Req, Res> implements Runnable {
         Instant now = loop.time.now();
         if (loop.deadLetters != null) {
             try {
+                // under the request's group: a FIFO request mailbox's dead letters go to a FIFO mailbox, which
+                // needs one, and keep each key's order there
                 loop.deadLetters.send(new DeadLetter<>(message.id(), loop.name(), request, raw,
-                        message.deliveryCount(), error, now));
+                        message.deliveryCount(), error, now), message.groupId() == null ? SendOptions.defaults()
+                        : SendOptions.defaults().withGroupId(message.groupId()));
             } catch (RuntimeException e) {
                 LOG.warn("dead letter for message {} could not be sent; it comes back later: {}", message.id(),
                         e.toString());
@@ -455,6 +507,7 @@ final class Task<Req, Res> implements Runnable {
     }
 
     private void acknowledge() {
+        settled = true;
         if (receiver.handOver(message)) {
             return; // goes with the receiver's next receive, which starts as soon as this task's slot is free
         }

@@ -29,6 +29,14 @@ interface Backend {
     /** Arguments from which {@link #fromArgs} rebuilds this backend in another JVM, or null if none can. */
     @Nullable List<String> childArgs();
 
+    /**
+     * Opens a FIFO mailbox of this name (see {@link dev.mailbox.api.MailboxCapabilities#fifo()}), or returns null
+     * where the backend has none yet: the tests that need one are then skipped, saying so.
+     */
+    default <T> @Nullable Mailbox<T> openFifo(String name, Codec<T> codec) {
+        return null;
+    }
+
     /** The shortest visibility timeout the backend handles well in tests. */
     default Duration shortVisibility() {
         return Duration.ofSeconds(1);
@@ -51,6 +59,13 @@ interface Backend {
         @SuppressWarnings("unchecked")
         public <T> Mailbox<T> open(String name, Codec<T> codec) {
             return (Mailbox<T>) byName.computeIfAbsent(name, n -> InMemoryMailbox.builder(n, codec).build());
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public <T> Mailbox<T> openFifo(String name, Codec<T> codec) {
+            return (Mailbox<T>) byName.computeIfAbsent(name, n -> InMemoryMailbox.builder(n, codec)
+                    .fifo(dev.mailbox.api.FifoOptions.defaults()).build());
         }
 
         @Override

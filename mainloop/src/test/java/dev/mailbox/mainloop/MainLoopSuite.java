@@ -519,6 +519,119 @@ abstract class MainLoopSuite {
                 .as("a stopped loop receives nothing more").hasSize(1);
     }
 
+    /** A FIFO request mailbox, or the test is skipped where the backend has none yet. */
+    final Mailbox<MainLoopRequest<Order>> fifoRequests(String hint) {
+        Mailbox<MainLoopRequest<Order>> m = backend().openFifo(unique(hint), Shop.REQUESTS);
+        assumeTrue(m != null, () -> getClass().getSimpleName() + "'s backend has no FIFO mailboxes yet");
+        mailboxes.add(m);
+        return m;
+    }
+
+    @ParameterizedTest(name = "receiveBatch {0}")
+    @ValueSource(ints = {10, 1}) // runs of a key handed to one worker, and every worker receiving for itself
+    @DisplayName("on a FIFO request mailbox, requests with a key are handled in send order per key, one at a time per"
+            + " key, and different keys at once; a retried request keeps its key's later requests behind it")
+    void keyedRequestsInOrder(int batch) throws Exception {
+        var requests = fifoRequests("keyed");
+        int keys = 6;
+        int perKey = 12;
+        Map<String, List<Integer>> started = new ConcurrentHashMap<>();
+        Map<String, AtomicInteger> inHandler = new ConcurrentHashMap<>();
+        List<String> overlaps = new CopyOnWriteArrayList<>();
+        CountDownLatch firstTwoKeys = new CountDownLatch(2);
+        AtomicBoolean keysOverlapped = new AtomicBoolean();
+        AtomicBoolean failedOnce = new AtomicBoolean();
+        RequestHandler<Order, Quote> handler = r -> {
+            String key = r.key();
+            int index = r.body().quantity();
+            started.computeIfAbsent(key, k -> Collections.synchronizedList(new ArrayList<>())).add(index);
+            int inKey = inHandler.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+            try {
+                if (inKey > 1) {
+                    overlaps.add(key + "#" + index);
+                }
+                if (index == 0 && (key.equals("k0") || key.equals("k1"))) {
+                    // each waits for the other: only handlers of two keys running at once get past this
+                    firstTwoKeys.countDown();
+                    keysOverlapped.set(firstTwoKeys.await(30, TimeUnit.SECONDS) || keysOverlapped.get());
+                }
+                if (key.equals("k2") && index == 3 && failedOnce.compareAndSet(false, true)) {
+                    throw new MailboxUnavailableException("k2#3 fails once, retryably", true, null);
+                }
+                Thread.sleep(2); // long enough for a second handler of the key, if one were started, to overlap
+                return Shop.price(r.body());
+            } finally {
+                inHandler.get(key).decrementAndGet();
+            }
+        };
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        MainLoop<Order, Quote> loop = track(loop(requests, handler).concurrency(4).receiveBatch(batch)
+                .retryPolicy(RetryPolicy.defaults().withBackoff(Duration.ofMillis(50), 1.0, Duration.ofMillis(50)))
+                .meterRegistry(registry).build());
+        runInBackground(loop);
+        MainLoopClient<Order, Quote> client = client(requests);
+
+        List<CompletableFuture<Quote>> calls = new ArrayList<>();
+        for (int i = 0; i < perKey; i++) {
+            for (int k = 0; k < keys; k++) {
+                calls.add(client.callWithKey("k" + k, new Order("k" + k, i)));
+            }
+        }
+        for (CompletableFuture<Quote> call : calls) {
+            call.get(60, TimeUnit.SECONDS);
+        }
+
+        assertThat(overlaps).as("requests started while another of their key was in its handler").isEmpty();
+        assertThat(keysOverlapped).as("the first requests of k0 and k1 were in their handlers at once").isTrue();
+        List<Integer> inOrder = java.util.stream.IntStream.range(0, perKey).boxed().toList();
+        for (int k = 0; k < keys; k++) {
+            List<Integer> expected = new ArrayList<>(inOrder);
+            if (k == 2) {
+                expected.add(3, 3); // its failed attempt, then its retry, before k2#4
+            }
+            assertThat(started.get("k" + k)).as("handler starts of key k%d, in order", k).isEqualTo(expected);
+        }
+        assertThat(registry.get("mainloop.requests").tag("outcome", "retried").counter().count()).isEqualTo(1);
+        assertThat(registry.get("mainloop.requests").tag("outcome", "success").counter().count())
+                .isEqualTo(keys * perKey);
+        awaitEmpty(requests);
+    }
+
+    @Test
+    @DisplayName("a FIFO request mailbox: a call without a key is refused by the mailbox; a bad key is refused before"
+            + " anything is sent; a keyed request given up on goes to a FIFO dead-letter mailbox under its key")
+    void keysOnAFifoMailbox() throws Exception {
+        var requests = fifoRequests("keys");
+        Mailbox<DeadLetter<Order>> deadLetters = backend().openFifo(unique("keys-dlq"), MainLoopCodecs.deadLetters(Order.class));
+        mailboxes.add(deadLetters);
+        RequestHandler<Order, Quote> handler = r -> {
+            if (r.body().quantity() < 0) {
+                throw new MailboxUnavailableException("never works", true, null);
+            }
+            return Shop.price(r.body());
+        };
+        MainLoop<Order, Quote> loop = track(loop(requests, handler).deadLetters(deadLetters)
+                .retryPolicy(RetryPolicy.defaults().withMaxDeliveries(1)).build());
+        runInBackground(loop);
+        MainLoopClient<Order, Quote> client = client(requests);
+
+        assertThatThrownBy(() -> client.call(new Order("no-key", 1)).get(60, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class).cause().isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("group id");
+        assertThatThrownBy(() -> client.callWithKey("not a key", new Order("bad", 1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("request key");
+        assertThat(client.callAndWait(MainLoopRequest.of(new Order("pear", 2)).withKey("customer-42"),
+                Duration.ofSeconds(60))).isEqualTo(new Quote("pear", 2, 250));
+
+        CompletableFuture<Quote> doomed = client.callWithKey("customer-7", new Order("never", -1));
+        assertThatThrownBy(() -> doomed.get(60, TimeUnit.SECONDS)).cause().isInstanceOf(RequestFailedException.class);
+        Message<DeadLetter<Order>> dead = deadLetters.receive(ReceiveOptions.defaults()
+                .withWaitTime(Duration.ofSeconds(10))).get(0);
+        assertThat(dead.groupId()).isEqualTo("customer-7");
+        assertThat(dead.body().request().key()).isEqualTo("customer-7");
+        awaitEmpty(requests);
+    }
+
     // ---------------------------------------------------------------------------------------------
 
     final String unique(String hint) {
