@@ -508,7 +508,9 @@ final class Task<Req, Res> implements Runnable {
 
     private void acknowledge() {
         settled = true;
-        if (receiver.handOver(message)) {
+        // a request of a key's run frees no slot when it ends, so a receive waiting for one would hold its
+        // acknowledgement (and the key's group, in flight until then) for as long as the other workers are busy
+        if (ownsSlot && receiver.handOver(message)) {
             return; // goes with the receiver's next receive, which starts as soon as this task's slot is free
         }
         try {

@@ -598,6 +598,40 @@ abstract class MainLoopSuite {
     }
 
     @Test
+    @DisplayName("a key's run received at once is handled in order by one worker; when one of it is retried, the rest"
+            + " go back unhandled behind it and are handled after its retry")
+    void keyRunGivenBackBehindARetry() throws Exception {
+        var requests = fifoRequests("key-run");
+        MainLoopClient<Order, Quote> client = client(requests);
+        List<CompletableFuture<Quote>> calls = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            calls.add(client.callWithKey("only", new Order("only", i)));
+        }
+        List<Integer> started = Collections.synchronizedList(new ArrayList<>());
+        AtomicBoolean failedOnce = new AtomicBoolean();
+        RequestHandler<Order, Quote> handler = r -> {
+            started.add(r.body().quantity());
+            if (r.body().quantity() == 1 && failedOnce.compareAndSet(false, true)) {
+                throw new MailboxUnavailableException("fails once, retryably", true, null);
+            }
+            return Shop.price(r.body());
+        };
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        // started after the four are queued, with room for all: the first receive takes them as one run
+        MainLoop<Order, Quote> loop = track(loop(requests, handler).concurrency(4).receiveBatch(10)
+                .retryPolicy(RetryPolicy.defaults().withBackoff(Duration.ofMillis(50), 1.0, Duration.ofMillis(50)))
+                .meterRegistry(registry).build());
+        runInBackground(loop);
+        for (CompletableFuture<Quote> call : calls) {
+            call.get(60, TimeUnit.SECONDS);
+        }
+        assertThat(started).as("handler starts").containsExactly(0, 1, 1, 2, 3);
+        assertThat(registry.get("mainloop.requests").tag("outcome", "requeued").counter().count())
+                .as("the run's requests after the retried one, given back unhandled").isEqualTo(2);
+        awaitEmpty(requests);
+    }
+
+    @Test
     @DisplayName("a FIFO request mailbox: a call without a key is refused by the mailbox; a bad key is refused before"
             + " anything is sent; a keyed request given up on goes to a FIFO dead-letter mailbox under its key")
     void keysOnAFifoMailbox() throws Exception {
