@@ -52,6 +52,18 @@ class BackendUriTest {
     }
 
     @Test
+    @DisplayName("a node's memory backend opens a mailbox whose name ends with .fifo as a FIFO mailbox, any other as a"
+            + " standard one")
+    void memoryFifoByName() {
+        try (NodeBackend memory = NodeBackend.parse("memory")) {
+            try (var fifo = memory.open("orders.fifo@node-a"); var standard = memory.open("orders@node-a")) {
+                assertThat(fifo.capabilities().fifo()).isTrue();
+                assertThat(standard.capabilities().fifo()).isFalse();
+            }
+        }
+    }
+
+    @Test
     @DisplayName("a backend URI's password never shows where the node prints its backend")
     void passwordHidden() {
         try (NodeBackend redis = NodeBackend.parse("redis://default:hunter2@127.0.0.1:6379/0");
