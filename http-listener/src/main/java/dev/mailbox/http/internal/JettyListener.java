@@ -122,9 +122,6 @@ public final class JettyListener implements HttpListener {
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
         http.setRequestHeaderSize(limits.maxHeaderBytes());
-        // a request answered before its body was read (refused from its headers) is not drained: its connection
-        // closes, so a refused client costs no reading of what it keeps sending
-        http.setMaxUnconsumedRequestContentReads(0);
         if (tls != null) {
             // the Host a client names need not be in the certificate (a node behind a load balancer, a client that
             // dials an address): as with any HTTPS server, the client checks the certificate, not the server
