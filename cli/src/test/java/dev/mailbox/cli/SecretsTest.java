@@ -68,6 +68,18 @@ class SecretsTest {
     }
 
     @Test
+    @DisplayName("a mailbox URI given as file:PATH is read from the file (a missing one is a usage error naming it)")
+    void mailboxUriFromFile(@TempDir Path dir) throws Exception {
+        Path uri = Files.writeString(dir.resolve("uri"), "memory:from-a-file\n");
+        CliRun count = CliRun.of("count", "file:" + uri);
+        assertThat(count.exitCode()).as(count.err()).isZero();
+        assertThat(count.out()).containsPattern("from-a-file +0");
+        CliRun missing = CliRun.of("count", "file:" + dir.resolve("none"));
+        assertThat(missing.exitCode()).isEqualTo(2);
+        assertThat(missing.err()).contains("none");
+    }
+
+    @Test
     @DisplayName("node start refuses --sqs-* options (or config keys) without --sqs-listen, before it starts anything")
     void sqsOptionsNeedSqsListen(@TempDir Path dir) throws Exception {
         CliRun key = CliRun.of("node", "start", "--coordinator", "127.0.0.1:1", "--sqs-access-key", "AKID:s3cr3t-value");
