@@ -182,6 +182,8 @@ final class CoordinationCommands {
             String self = raft != null ? raft : p.getProperty("raft", "127.0.0.1:7000");
             String plane = controlPlane != null ? controlPlane : p.getProperty("control-plane", "127.0.0.1:7100");
             String metricsAt = metrics != null ? metrics : p.getProperty("metrics");
+            MetricsEndpoint.checkSecurity(metricsAt == null ? null : address(metricsAt, "--metrics"),
+                    security.tls(p) != null, security.require(p));
             String stateName = clusterState != null ? clusterState : p.getProperty("initial-cluster-state", "new");
             CoordinatorNode.ClusterState state;
             try {
@@ -230,7 +232,8 @@ final class CoordinationCommands {
             boolean fresh = !Files.exists(dir);
             Files.createDirectories(dir); // only once every setting has been read: a refused start creates nothing
             MetricsEndpoint endpoint = metricsAt == null ? null
-                    : MetricsEndpoint.start(address(metricsAt, "--metrics"), security.httpsContext(p));
+                    : MetricsEndpoint.start(address(metricsAt, "--metrics"), security.httpsContext(p),
+                            security.require(p));
             if (endpoint != null) {
                 b.meterRegistry(endpoint.registry());
             }

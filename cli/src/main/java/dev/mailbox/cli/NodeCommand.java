@@ -7,6 +7,9 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -36,7 +39,10 @@ final class NodeCommand {
                     "With --sqs-listen the node also serves Amazon SQS's HTTP API: any SQS client (AWS CLI, boto3, "
                             + "the AWS SDKs) creates queues there and uses them as this node's mailboxes, each call "
                             + "going through the node's data plane like a RemoteMailbox's, so a queue whose mailbox "
-                            + "is owned by another node is forwarded there."})
+                            + "is owned by another node is forwarded there. The other --sqs-* options need it.",
+                    "Secrets (--sqs-access-key, a --backend URI with a password or secret key) may be given as "
+                            + "env:NAME or file:PATH, read from that environment variable or file, instead of on "
+                            + "the command line, where other users of the host can read them (a warning says so)."})
     static final class Start implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -52,7 +58,8 @@ final class NodeCommand {
         @Option(names = {"-c", "--coordinator"}, description = "control-plane address(es) of the coordinators, "
                 + "comma-separated (default: $MAILBOXCTL_COORDINATOR or 127.0.0.1:7100)")
         String coordinator;
-        @Option(names = "--backend", description = "where mailboxes live: " + NodeBackend.HELP + " (default: memory)")
+        @Option(names = "--backend", description = "where mailboxes live: " + NodeBackend.HELP + " (default: memory);"
+                + " or env:NAME or file:PATH holding the URI")
         String backend;
         @Option(names = "--metrics", description = "serve Prometheus metrics at http://ADDRESS/metrics "
                 + "(https:// with the server's --tls-cert)")
@@ -68,7 +75,8 @@ final class NodeCommand {
         @Option(names = "--sqs-listen", description = "also serve the SQS HTTP API at HOST:PORT (see above)")
         String sqsListen;
         @Option(names = "--sqs-access-key", description = "an access key the SQS endpoint accepts in SigV4 "
-                + "signatures, KEY_ID:SECRET[:PRINCIPAL] (principal defaults to the key id); repeat for more. "
+                + "signatures, KEY_ID:SECRET[:PRINCIPAL] (principal defaults to the key id), or env:NAME or "
+                + "file:PATH holding such keys (one per line); repeat for more. "
                 + "With --access each call is checked against the rules as the key's principal (queues are "
                 + "namespaces; creating and configuring them is an admin's). "
                 + "Without any the endpoint accepts unsigned requests (refused with --require-security)")
@@ -99,8 +107,31 @@ final class NodeCommand {
             String advertiseAs = pick(advertise, p, "advertise", null);
             String coordinators = pick(coordinator, p, "coordinator",
                     System.getenv().getOrDefault("MAILBOXCTL_COORDINATOR", "127.0.0.1:7100"));
-            String backendUri = pick(backend, p, "backend", "memory");
+            String sqsAt = pick(sqsListen, p, "sqs-listen", null);
+            List<String> keys;
+            String backendUri;
+            try {
+                requireSqsListen(sqsAt, p);
+                // a secret on the command line is used, with a warning; from the config file or env:/file:, quietly
+                backendUri = backend != null ? Secrets.uri(backend, "--backend")
+                        : Secrets.read(p.getProperty("backend", "memory"), "key backend in --config", System::getenv);
+                if (sqsAccessKeys != null) {
+                    if (sqsAccessKeys.stream().anyMatch(Secrets::inline)) {
+                        Secrets.warnInline("--sqs-access-key");
+                    }
+                    keys = Secrets.accessKeys(sqsAccessKeys, "--sqs-access-key", System::getenv);
+                } else {
+                    keys = Secrets.accessKeys(Arrays.stream(p.getProperty("sqs-access-keys", "").split(","))
+                            .map(String::trim).filter(k -> !k.isEmpty()).toList(), "key sqs-access-keys in --config",
+                            System::getenv);
+                }
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+            }
             String metricsAt = pick(metrics, p, "metrics", null);
+            // refused before anything starts: plaintext metrics beyond loopback under --require-security
+            MetricsEndpoint.checkSecurity(metricsAt == null ? null : CoordinationCommands.address(metricsAt,
+                    "--metrics"), security.tls(p) != null, security.require(p));
             long idle;
             try {
                 idle = idleCloseMillis != null ? idleCloseMillis
@@ -155,15 +186,11 @@ final class NodeCommand {
                 }
                 if (metricsAt != null) {
                     endpoint = MetricsEndpoint.start(CoordinationCommands.address(metricsAt, "--metrics"),
-                            security.httpsContext(p));
+                            security.httpsContext(p), security.require(p));
                     b.meterRegistry(endpoint.registry());
                 }
                 node = b.start();
-                String sqsAt = pick(sqsListen, p, "sqs-listen", null);
                 if (sqsAt != null) {
-                    java.util.List<String> keys = sqsAccessKeys != null ? sqsAccessKeys
-                            : java.util.Arrays.stream(p.getProperty("sqs-access-keys", "").split(","))
-                            .map(String::trim).filter(k -> !k.isEmpty()).toList();
                     try {
                         javax.net.ssl.SSLContext https = null;
                         if (sqsTls != null ? sqsTls : ServerSecurity.booleanKey(p, "sqs-tls")) {
@@ -216,6 +243,29 @@ final class NodeCommand {
 
         private static String pick(String option, Properties p, String key, String fallback) {
             return option != null ? option : p.getProperty(key, fallback);
+        }
+
+        /** The SQS endpoint's options mean nothing without --sqs-listen: given without it, they are an error. */
+        private void requireSqsListen(String sqsAt, Properties p) {
+            if (sqsAt != null) {
+                return;
+            }
+            List<String> stray = new ArrayList<>();
+            if (sqsAccessKeys != null) {
+                stray.add("--sqs-access-key");
+            }
+            if (sqsTls != null) {
+                stray.add("--sqs-tls");
+            }
+            for (String key : List.of("sqs-access-keys", "sqs-tls")) {
+                if (p.getProperty(key) != null) {
+                    stray.add("key " + key + " in --config");
+                }
+            }
+            if (!stray.isEmpty()) {
+                throw new IllegalArgumentException(String.join(", ", stray) + " configure the SQS endpoint, which only"
+                        + " --sqs-listen HOST:PORT starts: add it, or leave them out");
+            }
         }
     }
 }
