@@ -40,6 +40,11 @@ public class MailboxAutoConfiguration {
         return new MailboxBeanRegistrar();
     }
 
+    @Bean
+    static EndpointCheck mailboxEndpointCheck() {
+        return new EndpointCheck();
+    }
+
     @Bean(name = MailboxFactory.BEAN_NAME)
     MailboxFactory mailboxFactory(@Qualifier(MailboxDeclarations.BEAN_NAME) MailboxDeclarations declarations,
                                   ListableBeanFactory beans, Environment environment) {

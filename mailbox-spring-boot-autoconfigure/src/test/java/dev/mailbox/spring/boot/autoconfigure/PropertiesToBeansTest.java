@@ -160,6 +160,39 @@ class PropertiesToBeansTest {
                         .hasMessageContaining("mailbox 'lonely' has no body type"));
     }
 
+    /** What the application declares its bean as: the listener method is on the class behind it. */
+    interface OrderSink {
+        void on(Order order);
+    }
+
+    static class HiddenListener implements OrderSink {
+        @Override
+        @MailboxListener("orders")
+        public void on(Order order) {
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class HiddenApp {
+        @Bean
+        OrderSink sink() {
+            return new HiddenListener();
+        }
+    }
+
+    @Test
+    void aListenerTheBeanDefinitionHidesStopsTheContextInsteadOfNeverRunning() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(MailboxAutoConfiguration.class))
+                .withUserConfiguration(HiddenApp.class)
+                .withPropertyValues("mailbox.mailboxes.orders.backend=memory",
+                        "mailbox.mailboxes.orders.type=" + Order.class.getName())
+                .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+                        .hasMessageContaining("bean 'sink'")
+                        .hasMessageContaining(HiddenListener.class.getName() + ".on")
+                        .hasMessageContaining(OrderSink.class.getName()));
+    }
+
     @Test
     void fifoIsRefusedUntilTheBackendsOfferIt() {
         runner().withPropertyValues("mailbox.mailboxes.orders.fifo=true")
