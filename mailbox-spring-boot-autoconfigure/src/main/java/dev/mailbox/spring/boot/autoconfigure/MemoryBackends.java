@@ -36,7 +36,7 @@ final class MemoryBackends implements Backends {
     public <T> Mailbox<T> dynamic(String name, Codec<T> codec) {
         InMemoryMailbox<T> shared = (InMemoryMailbox<T>) byName.computeIfAbsent(name,
                 n -> InMemoryMailbox.builder(n, codec).build());
-        return new UnclosableMailbox<>(shared);
+        return MailboxView.unclosable(shared);
     }
 
     @Override

@@ -6,7 +6,9 @@ import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.json.JsonCodec;
+import dev.mailbox.mainloop.MainLoopClient;
 import dev.mailbox.spring.boot.MailboxListener;
+import dev.mailbox.spring.boot.MainLoopHandler;
 import dev.mailbox.sqs.SqsMailbox;
 import dev.mailbox.testkit.sqs.ElasticMqServer;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -213,6 +215,37 @@ class ListenerOnSqsTest {
             assertThat(left).extracting(m -> m.body().id()).containsExactly("give-up-1");
             left.forEach(Message::acknowledge);
             assertThat(after.approximateCount()).isZero();
+        }
+    }
+
+    /** Answers quotes on SQS. */
+    static class Quoting {
+        @MainLoopHandler("${test.quotes}")
+        Integer quote(Order order) {
+            return order.quantity() * 10;
+        }
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void aClientsResponseQueueIsDeletedWhenTheContextCloses() {
+        String quotes = unique("quotes");
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(MailboxAutoConfiguration.class))
+                .withBean(Quoting.class)
+                .withPropertyValues(sqsProperties())
+                .withPropertyValues("test.quotes=" + quotes, "mailbox.mailboxes." + quotes + ".wait-time=1s")
+                .run(context -> {
+                    MainLoopClient<Order, Integer> client = (MainLoopClient<Order, Integer>) context.getBean(
+                            quotes + "Client");
+                    assertThat(client.callAndWait(new Order("q-1", 4), Duration.ofSeconds(20))).isEqualTo(40);
+                    try (SqsClient sqs = client()) {
+                        assertThat(sqs.listQueues(r -> r.queueNamePrefix(quotes + "-reply")).queueUrls()).hasSize(1);
+                    }
+                });
+        try (SqsClient sqs = client()) {
+            // one queue per client and application start: left behind, they would pile up
+            assertThat(sqs.listQueues(r -> r.queueNamePrefix(quotes + "-reply")).queueUrls()).isEmpty();
         }
     }
 
