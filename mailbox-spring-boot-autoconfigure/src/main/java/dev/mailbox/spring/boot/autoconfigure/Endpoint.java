@@ -30,6 +30,25 @@ record Endpoint(boolean handler, String beanName, Method method, String mailbox,
                 + method.getDeclaringClass().getName() + "." + method.getName() + " (bean '" + beanName + "')";
     }
 
+    /**
+     * @return the annotation's concurrency, or 0 for the properties'
+     * @throws IllegalStateException naming the method, if it is not a number from 1 to 1024
+     */
+    int requireConcurrency() {
+        if (concurrency.isEmpty()) {
+            return 0;
+        }
+        try {
+            int n = Integer.parseInt(concurrency.trim());
+            if (n >= 1 && n <= 1024) {
+                return n;
+            }
+        } catch (NumberFormatException ignored) {
+            // refused below
+        }
+        throw new IllegalStateException(describe() + ": concurrency must be 1 to 1024, was '" + concurrency + "'");
+    }
+
     static Endpoint of(boolean handler, String beanName, Class<?> userClass, Method method, String mailbox,
                        String concurrency) {
         String where = "@" + (handler ? "MainLoopHandler" : "MailboxListener") + " method "

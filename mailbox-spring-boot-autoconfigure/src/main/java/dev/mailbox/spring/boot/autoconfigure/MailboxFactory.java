@@ -113,7 +113,8 @@ final class MailboxFactory implements DisposableBean {
         Codec<MainLoopResult<Object>> results = results(d);
         return MainLoopClient.<Object, Object>builder(requests, n -> dynamic(d.backend(), n, results))
                 .cleanup(m -> discard(d.backend(), m))
-                .defaultTimeout(d.spec().getVisibilityTimeout().multipliedBy(2)).build();
+                .defaultTimeout(d.spec().getClient().getTimeout() != null ? d.spec().getClient().getTimeout()
+                        : d.spec().getVisibilityTimeout().multipliedBy(2)).build();
     }
 
     /** @return where each backend in use lives, for health details */

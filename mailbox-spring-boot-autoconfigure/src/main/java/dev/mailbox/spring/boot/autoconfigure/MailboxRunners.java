@@ -140,19 +140,9 @@ final class MailboxRunners implements SmartLifecycle, DisposableBean {
         }
     }
 
-    private int concurrency(Endpoint e, MailboxDeclaration d) {
-        if (e.concurrency().isEmpty()) {
-            return d.spec().getListener().getConcurrency();
-        }
-        try {
-            int n = Integer.parseInt(e.concurrency().trim());
-            if (n >= 1 && n <= 1024) {
-                return n;
-            }
-        } catch (NumberFormatException ignored) {
-            // refused below
-        }
-        throw new IllegalStateException(e.describe() + ": concurrency must be 1 to 1024, was '" + e.concurrency() + "'");
+    private static int concurrency(Endpoint e, MailboxDeclaration d) {
+        int n = e.requireConcurrency();
+        return n > 0 ? n : d.spec().getListener().getConcurrency();
     }
 
     private Object target(Endpoint e) {
