@@ -1,11 +1,15 @@
 package dev.mailbox.spring.boot.autoconfigure;
 
+import dev.mailbox.api.Mailbox;
 import dev.mailbox.coordination.CoordinationClient;
 import dev.mailbox.coordination.LeaseHolder;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.UUID;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -49,6 +53,19 @@ public class MailboxAutoConfiguration {
     MailboxFactory mailboxFactory(@Qualifier(MailboxDeclarations.BEAN_NAME) MailboxDeclarations declarations,
                                   ListableBeanFactory beans, Environment environment) {
         return new MailboxFactory(declarations, beans, environment);
+    }
+
+    /** Bound to the application's MeterRegistry by Spring Boot's metrics auto-configuration (Actuator). */
+    @Bean
+    @ConditionalOnMissingBean(name = "mailboxCountMetrics")
+    MailboxCountMetrics mailboxCountMetrics(@Qualifier(MailboxDeclarations.BEAN_NAME) MailboxDeclarations declarations,
+                                            ListableBeanFactory beans) {
+        List<MailboxCountMetrics.Counted> counted = new ArrayList<>();
+        for (MailboxDeclaration d : declarations.mailboxes().values()) {
+            counted.add(new MailboxCountMetrics.Counted(d.name(), d.backend().name().toLowerCase(Locale.ROOT),
+                    () -> (Mailbox<?>) beans.getBean(d.beanName())));
+        }
+        return new MailboxCountMetrics(counted, declarations.properties().getMetrics().getCountInterval());
     }
 
     @Bean
