@@ -149,9 +149,10 @@ final class MailboxBeanRegistrar implements BeanDefinitionRegistryPostProcessor,
                 throw new IllegalStateException("bean '" + name + "' has @MailboxListener or @MainLoopHandler methods"
                         + " and must be a singleton; it is " + definition.getScope());
             }
-            listeners.forEach((m, a) -> found.add(Endpoint.of(false, name, userClass, m,
+            ResolvableType beanType = definition.getResolvableType();
+            listeners.forEach((m, a) -> found.add(Endpoint.of(false, name, userClass, beanType, m,
                     env.resolveRequiredPlaceholders(a.value()), env.resolveRequiredPlaceholders(a.concurrency()))));
-            handlers.forEach((m, a) -> found.add(Endpoint.of(true, name, userClass, m,
+            handlers.forEach((m, a) -> found.add(Endpoint.of(true, name, userClass, beanType, m,
                     env.resolveRequiredPlaceholders(a.value()), env.resolveRequiredPlaceholders(a.concurrency()))));
         }
         return found;

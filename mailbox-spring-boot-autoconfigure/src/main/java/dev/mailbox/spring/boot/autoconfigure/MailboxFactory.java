@@ -206,8 +206,25 @@ final class MailboxFactory implements DisposableBean {
         }
     }
 
+    /**
+     * Jackson's type for a resolved type, built from its resolved parts: {@code type.getType()} may be a type
+     * variable resolved only through its owner (a generic bean's {@code T}), which Jackson would read as Object.
+     */
     static JavaType javaType(ResolvableType type) {
-        return TypeFactory.defaultInstance().constructType(type.getType());
+        TypeFactory types = TypeFactory.defaultInstance();
+        Class<?> raw = type.toClass();
+        if (raw.isArray()) {
+            return types.constructArrayType(javaType(type.getComponentType()));
+        }
+        ResolvableType[] generics = type.getGenerics();
+        if (generics.length == 0) {
+            return types.constructType(raw);
+        }
+        JavaType[] arguments = new JavaType[generics.length];
+        for (int i = 0; i < generics.length; i++) {
+            arguments[i] = javaType(generics[i]);
+        }
+        return types.constructParametricType(raw, arguments);
     }
 
     // --- closing ---------------------------------------------------------------------------------

@@ -193,6 +193,41 @@ class PropertiesToBeansTest {
                         .hasMessageContaining(OrderSink.class.getName()));
     }
 
+    /** A listener whose body type is its bean's type argument. */
+    static class Forwarder<T> {
+        final Recorder<T> got = new Recorder<>();
+
+        @MailboxListener("forwarded")
+        void on(T body) {
+            got.add(body);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class GenericApp {
+        @Bean
+        Forwarder<Order> forwarder() {
+            return new Forwarder<>();
+        }
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void aListenersTypeVariableIsResolvedFromItsBeanDefinition() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(MailboxAutoConfiguration.class))
+                .withUserConfiguration(GenericApp.class)
+                .withPropertyValues("mailbox.mailboxes.forwarded.backend=memory")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBeanNamesForType(ResolvableType.forClassWithGenerics(Mailbox.class,
+                            Order.class))).containsExactly("forwarded");
+                    ((Mailbox<Order>) context.getBean("forwarded")).send(new Order("f-1", 1));
+                    assertThat(((Forwarder<Order>) context.getBean("forwarder")).got
+                            .awaitCount(1, Duration.ofSeconds(10))).containsExactly(new Order("f-1", 1));
+                });
+    }
+
     @Test
     void fifoIsRefusedUntilTheBackendsOfferIt() {
         runner().withPropertyValues("mailbox.mailboxes.orders.fifo=true")
