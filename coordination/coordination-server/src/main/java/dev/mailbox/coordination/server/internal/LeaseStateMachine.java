@@ -406,11 +406,12 @@ public final class LeaseStateMachine extends BaseStateMachine {
                                 "renewals are served by the leader only"));
                     }
                     long now = System.nanoTime();
+                    long term = currentTerm();
                     if (query.hasRenew()) {
-                        answer = renew(query.getRenew(), now).toProto();
+                        answer = renew(query.getRenew(), now, term).toProto();
                     } else {
                         Outcomes.Builder b = Outcomes.newBuilder();
-                        query.getRenewBatch().getRenewalsList().forEach(r -> b.addOutcomes(renew(r, now).toProto()));
+                        query.getRenewBatch().getRenewalsList().forEach(r -> b.addOutcomes(renew(r, now, term).toProto()));
                         answer = b.build();
                     }
                 }
@@ -425,14 +426,24 @@ public final class LeaseStateMachine extends BaseStateMachine {
         return CompletableFuture.completedFuture(answer.toByteArray());
     }
 
-    /** Checks one renewal against the table and pushes its deadline back. Holds the read lock. */
-    private Outcome renew(Renew r, long now) {
+    /**
+     * Checks one renewal against the table and pushes its deadline back. Holds the read lock.
+     *
+     * @param term the term this node leads in
+     */
+    private Outcome renew(Renew r, long now, long term) {
         Outcome o = table.checkRenew(r.getMailboxId(), r.getLeaseId(), r.getEpoch());
-        if (o.isOk() && !deadlines.renew(r.getMailboxId(), r.getLeaseId(), now)) {
+        if (o.isOk() && !deadlines.renew(o.lease(), table.policy(o.lease().namespace()).grace().toMillis(), now, term)) {
             o = Outcome.refused(o.lease(), "lease " + r.getLeaseId() + " of mailbox '" + r.getMailboxId()
                     + "' is expiring");
         }
         return o;
+    }
+
+    /** @return the term as this node sees it, or -1 without a division */
+    private long currentTerm() {
+        RaftServer.Division division = division();
+        return division == null ? -1 : division.getInfo().getCurrentTerm();
     }
 
     private boolean isLeader() {
@@ -571,6 +582,12 @@ public final class LeaseStateMachine extends BaseStateMachine {
      * In-memory renewal deadlines; meaningful on the leader only. A renewal and the sweeper's decision
      * to expire are atomic per lease, so a renewal that was answered OK is never followed by the
      * expiry of the deadline it replaced.
+     *
+     * <p>Every replica tracks every active lease as it applies the log (followers too, so a follower that
+     * becomes leader has an entry for each), and an entry is only ever replaced or refreshed in place, never
+     * missing while its lease is active: a renewal that finds no entry would be refused, and a new leader must
+     * never refuse a renewal that the old one would have accepted (issue 30, finding 0: the reset on a change of
+     * leader used to empty the map and fill it again while renewals were being served).
      */
     static final class Deadlines {
         private static final class Tracked {
@@ -578,7 +595,8 @@ public final class LeaseStateMachine extends BaseStateMachine {
             final long epoch;
             final long windowNanos;
             long deadline; // guarded by this
-            boolean expiring; // guarded by this
+            /** The term in which this node decided to expire the lease, or -1. Guarded by this. */
+            long expiringInTerm = -1;
 
             Tracked(long leaseId, long epoch, long windowNanos, long deadline) {
                 this.leaseId = leaseId;
@@ -587,24 +605,41 @@ public final class LeaseStateMachine extends BaseStateMachine {
                 this.deadline = deadline;
             }
 
-            synchronized boolean renew(long now) {
-                if (expiring) {
+            /**
+             * @param term the term the renewal is served in
+             * @return false if this leader, in this term, has decided to expire the lease
+             */
+            synchronized boolean renew(long now, long term) {
+                if (expiringInTerm >= 0 && expiringInTerm == term) {
                     return false;
                 }
+                // a decision of an earlier term: by the time this node leads again, an expiry proposed then has been
+                // applied (and the table refused this renewal) or is gone for good, so it no longer counts
+                expiringInTerm = -1;
                 deadline = Math.max(deadline, now + windowNanos);
                 return true;
             }
 
-            synchronized boolean markIfDue(long now) {
-                if (expiring || now - deadline <= 0) {
+            /** A full window from {@code now}, never shortening one that a renewal just set; no decision kept. */
+            synchronized void reset(long now) {
+                expiringInTerm = -1;
+                deadline = Math.max(deadline, now + windowNanos);
+            }
+
+            synchronized boolean markIfDue(long now, long term) {
+                if (expiringInTerm == term || now - deadline <= 0) {
                     return false;
                 }
-                expiring = true;
+                expiringInTerm = term;
                 return true;
             }
 
+            synchronized boolean isExpiring() {
+                return expiringInTerm >= 0;
+            }
+
             synchronized void retry() {
-                expiring = false;
+                expiringInTerm = -1;
             }
         }
 
@@ -617,7 +652,12 @@ public final class LeaseStateMachine extends BaseStateMachine {
         boolean track(Lease l, long graceMillis, long now) {
             Tracked t = byMailbox.get(l.mailboxId());
             if (t != null && t.leaseId == l.leaseId() && t.epoch == l.epoch()) {
-                return t.renew(now); // the same runner acquiring again counts as a renewal
+                // the same runner acquiring again counts as a renewal, unless an expiry has been decided
+                if (t.isExpiring()) {
+                    return false;
+                }
+                t.reset(now);
+                return true;
             }
             long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis() + graceMillis);
             byMailbox.put(l.mailboxId(), new Tracked(l.leaseId(), l.epoch(), window, now + window));
@@ -628,26 +668,56 @@ public final class LeaseStateMachine extends BaseStateMachine {
             byMailbox.computeIfPresent(mailboxId, (k, t) -> t.leaseId == leaseId ? null : t);
         }
 
-        boolean renew(String mailboxId, long leaseId, long now) {
-            Tracked t = byMailbox.get(mailboxId);
-            return t != null && t.leaseId == leaseId && t.renew(now);
+        /**
+         * Pushes an active lease's deadline back.
+         *
+         * @param l           the lease as the table holds it (active, the one the renewal names)
+         * @param graceMillis its namespace's grace
+         * @param term        the term the renewal is served in
+         * @return false if this leader has decided, in this term, to expire it
+         */
+        boolean renew(Lease l, long graceMillis, long now, long term) {
+            Tracked t = byMailbox.get(l.mailboxId());
+            if (t == null || t.leaseId != l.leaseId() || t.epoch != l.epoch()) {
+                // the table says the lease is active and this node has no deadline for it (it cannot happen while
+                // every apply tracks what it grants): a deadline from now, rather than refusing a live lease
+                long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis() + graceMillis);
+                t = byMailbox.merge(l.mailboxId(), new Tracked(l.leaseId(), l.epoch(), window, now + window),
+                        (old, fresh) -> old.leaseId == fresh.leaseId && old.epoch == fresh.epoch ? old : fresh);
+            }
+            return t.renew(now, term);
         }
 
+        /**
+         * Gives every active lease of the table a full window from {@code now}, in place: each entry is refreshed
+         * or replaced where it stands, and entries of leases no longer active are dropped afterwards, so a
+         * renewal served meanwhile always finds its lease's entry. The caller holds the read lock (the table does
+         * not change meanwhile).
+         */
         void resetAll(LeaseTable table, long now) {
-            byMailbox.clear();
+            java.util.HashSet<String> active = new java.util.HashSet<>();
             for (Lease l : table.leases()) {
-                if (l.state() == LeaseState.ACTIVE) {
-                    long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis()
-                            + table.policy(l.namespace()).grace().toMillis());
-                    byMailbox.put(l.mailboxId(), new Tracked(l.leaseId(), l.epoch(), window, now + window));
+                if (l.state() != LeaseState.ACTIVE) {
+                    continue;
                 }
+                active.add(l.mailboxId());
+                long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis()
+                        + table.policy(l.namespace()).grace().toMillis());
+                byMailbox.compute(l.mailboxId(), (k, t) -> {
+                    if (t != null && t.leaseId == l.leaseId() && t.epoch == l.epoch() && t.windowNanos == window) {
+                        t.reset(now);
+                        return t;
+                    }
+                    return new Tracked(l.leaseId(), l.epoch(), window, now + window);
+                });
             }
+            byMailbox.keySet().retainAll(active);
         }
 
         List<Command.Expire> due(long now, long term) {
             List<Command.Expire> out = new ArrayList<>();
             byMailbox.forEach((mailbox, t) -> {
-                if (t.markIfDue(now)) {
+                if (t.markIfDue(now, term)) {
                     out.add(new Command.Expire(mailbox, t.leaseId, t.epoch, term, 0));
                 }
             });
@@ -659,6 +729,11 @@ public final class LeaseStateMachine extends BaseStateMachine {
             if (t != null && t.leaseId == leaseId) {
                 t.retry();
             }
+        }
+
+        /** @return how many leases have a deadline (for tests) */
+        int size() {
+            return byMailbox.size();
         }
     }
 }
