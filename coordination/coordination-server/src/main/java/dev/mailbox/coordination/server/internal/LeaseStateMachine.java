@@ -440,6 +440,16 @@ public final class LeaseStateMachine extends BaseStateMachine {
         return o;
     }
 
+    /** @return the index of the last entry in this node's log, or -1 */
+    private long lastLogIndex() {
+        RaftServer.Division division = division();
+        if (division == null) {
+            return -1;
+        }
+        TermIndex last = division.getRaftLog().getLastEntryTermIndex();
+        return last == null ? -1 : last.getIndex();
+    }
+
     /** @return the term as this node sees it, or -1 without a division */
     private long currentTerm() {
         RaftServer.Division division = division();
@@ -513,7 +523,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
     public Runnable watchRoutes(long fromRevision, RouteHub.Sink sink) {
         lock.readLock().lock();
         try {
-            return routes.subscribe(fromRevision, table, sink);
+            return routes.subscribe(fromRevision, lastLogIndex(), table, sink);
         } finally {
             lock.readLock().unlock();
         }
