@@ -319,6 +319,32 @@ public final class CoordinationLimits {
         return null;
     }
 
+    /**
+     * The rule of {@link #policyProblem(long, long, long)} for durations as a caller gives them, checked before
+     * they are cut to whole milliseconds: a duration too long (or too negative) for a long of milliseconds is
+     * refused with the rule it breaks, never an {@link ArithmeticException}.
+     *
+     * @param ttl       lease lifetime without a renewal
+     * @param heartbeat how often holders renew
+     * @param grace     extra time after the TTL before expiry
+     * @return why this policy is refused, or null
+     */
+    public static @Nullable String policyProblem(Duration ttl, Duration heartbeat, Duration grace) {
+        String bad = ttlProblem(ttl);
+        if (bad != null) {
+            return bad;
+        }
+        if (heartbeat.isNegative() || heartbeat.isZero() || heartbeat.compareTo(ttl.dividedBy(2)) > 0) {
+            return "heartbeat interval must be positive and at most half the ttl " + ttl
+                    + " (so that one lost renewal never costs the lease), was " + heartbeat;
+        }
+        if (grace.isNegative() || grace.compareTo(ttl) > 0) {
+            return "grace must be between 0 and the ttl " + ttl + ", was " + grace;
+        }
+        // each is now within the TTL's range, so whole milliseconds cannot overflow
+        return policyProblem(ttl.toMillis(), heartbeat.toMillis(), grace.toMillis());
+    }
+
     // --- labels and node fields ---------------------------------------------------------------------
 
     /**
