@@ -13,7 +13,6 @@ import dev.mailbox.coordination.Route;
 import dev.mailbox.coordination.RoutingSnapshot;
 import dev.mailbox.coordination.RoutingTable;
 import dev.mailbox.coordination.server.CoordinatorNode;
-import java.io.InputStream;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -66,12 +65,14 @@ final class CoordinationCommands {
             description = {"Start a coordinator node and serve until stopped (Ctrl-C).",
                     "Standalone: --id n1 --raft 127.0.0.1:7000. Cluster member: also --peer n2=host:port for each "
                             + "other member, or all of it in --config FILE (keys: id, cluster, data-dir, raft, "
-                            + "control-plane, metrics, initial-cluster-state, peers=n1=host:port,n2=host:port, "
+                            + "raft-listen, control-plane, metrics, initial-cluster-state, "
+                            + "peers=n1=host:port,n2=host:port, "
                             + "tls-cert, tls-key, tls-ca, tls-client-auth, tokens, access, require-security, "
                             + "election-timeout-min-ms, election-timeout-max-ms, raft-request-timeout-ms, pre-vote, "
                             + "leader-lease-ratio, snapshot-every, snapshot-retention, log-segment-bytes, warm-up, "
                             + "read-consistency=OPERATION=LEVEL,..., log-format).",
-                    "A flag wins over the same key in the file."})
+                    "A flag wins over the same key in the file; a key the file should not hold (a misspelling) is an "
+                            + "error."})
     static final class Start implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -163,15 +164,19 @@ final class CoordinationCommands {
         @Option(names = "--log-format", paramLabel = "text|json", description = JsonLogProvider.OPTION_HELP)
         String logFormat;
 
+        /** Every key a coordinator's --config file may hold: each one this command reads. */
+        static final java.util.Set<String> CONFIG_KEYS = java.util.Set.of("id", "cluster", "data-dir", "raft",
+                "raft-listen", "control-plane", "metrics", "initial-cluster-state", "peers", "tls-cert", "tls-key",
+                "tls-ca", "tls-client-auth", "tokens", "access", "require-security", "election-timeout-min-ms",
+                "election-timeout-max-ms", "raft-request-timeout-ms", "pre-vote", "leader-lease-ratio",
+                "snapshot-every", "snapshot-retention", "log-segment-bytes", "warm-up", "read-consistency",
+                "log-format");
+
         @Override
         public Integer call() throws Exception {
-            Properties p = new Properties();
-            if (config != null) {
-                try (InputStream in = Files.newInputStream(config)) {
-                    p.load(in);
-                }
-            }
+            Properties p;
             try {
+                p = ConfigFile.load(config, CONFIG_KEYS);
                 JsonLogProvider.requireFormat(logFormat, p);
             } catch (IllegalArgumentException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
