@@ -111,8 +111,11 @@ final class CoordinationCommands {
         ServerSecurity security;
 
         @Option(names = "--initial-cluster-state", description = "new: bootstrap a new cluster (its very first "
-                + "start only); existing: the cluster exists (every later start, and a member being added). Only "
-                + "matters when the data dir is empty (default: new)")
+                + "start only; refused if the cluster has heard from this node before: its data was lost); "
+                + "existing: the cluster exists (every later start, and a member being added); replace: this "
+                + "node's data was lost and it takes its place again (it has the cluster remove it, starts empty and "
+                + "has itself added back; see docs/operations-hardening.md). Only matters when the data dir is "
+                + "empty (default: new)")
         String clusterState;
 
         @Option(names = "--election-timeout-min-ms", description = "the shortest election timeout: how long a "
@@ -193,7 +196,7 @@ final class CoordinationCommands {
                 state = CoordinatorNode.ClusterState.valueOf(stateName.trim().toUpperCase(java.util.Locale.ROOT));
             } catch (IllegalArgumentException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(),
-                        "--initial-cluster-state must be new or existing, was '" + stateName + "'");
+                        "--initial-cluster-state must be new, existing or replace, was '" + stateName + "'");
             }
             Map<String, InetSocketAddress> members = new LinkedHashMap<>();
             members.put(nodeId, address(self, "--raft"));

@@ -75,6 +75,6 @@ class MembershipCommandsTest {
     void badClusterState() {
         CliRun bad = run("coordinator", "start", "--id", "n1", "--initial-cluster-state", "maybe");
         assertThat(bad.exitCode()).isNotZero();
-        assertThat(bad.err()).contains("--initial-cluster-state must be new or existing, was 'maybe'");
+        assertThat(bad.err()).contains("--initial-cluster-state must be new, existing or replace, was 'maybe'");
     }
 }

@@ -198,6 +198,9 @@ public final class CoordinatorNode implements AutoCloseable {
             }
         });
         registerGauges();
+        if (rejoin) {
+            addSelfBack(b.peers.get(b.id));
+        }
     }
 
     private static RaftProperties properties(Builder b, Path dataDir) {
@@ -279,14 +282,31 @@ public final class CoordinatorNode implements AutoCloseable {
                         + "with the existing cluster state and add this node (mailboxctl cluster add-member "
                         + b.id + "=" + address(b.peers.get(b.id)) + ")");
             }
+            if (view.isPresent() && view.get().members().contains(b.id) && view.get().heardFromSelf()) {
+                // a member that never ran has reported nothing (peers started a moment earlier, as when a new
+                // cluster's members start one after another); one the cluster has heard from has lost its data
+                throw new IOException("coordinator " + b.id + " has an empty data dir " + dataDir + " and is told to "
+                        + "start a new cluster, but " + view.get().from() + " reports that cluster '" + b.cluster
+                        + "' exists with this node as a member that has taken part (it acknowledged entries up to "
+                        + view.get().selfCommitted() + "; commit index " + view.get().committed() + "): its data was "
+                        + "lost, and it must not vote as if it had none. If that is so, start it with the initial "
+                        + "cluster state replace (mailboxctl coordinator start --initial-cluster-state replace): it has "
+                        + "the cluster remove it, starts empty and has itself added back, and the leader copies it the "
+                        + "state. Or by hand: mailboxctl cluster remove-member " + b.id + ", start it with the existing "
+                        + "cluster state, then mailboxctl cluster add-member " + b.id + "=" + address(b.peers.get(b.id))
+                        + " (see docs/operations-hardening.md)");
+            }
             if (view.isPresent() && view.get().members().contains(b.id) && view.get().committed() > 0) {
-                LOG.warn("coordinator {} starts a new cluster with an empty data dir {}, but {} reports that cluster "
-                        + "'{}' exists with this node as a member (commit index {}). If this node had been running, "
-                        + "its data was lost: stop it now, remove it (mailboxctl cluster remove-member {}) and add it "
-                        + "back; start with the existing cluster state from now on", b.id, dataDir,
-                        view.get().from(), b.cluster, view.get().committed(), b.id);
+                LOG.warn("coordinator {} starts a new cluster with an empty data dir {}; {} reports that cluster '{}' "
+                        + "exists with this node as a member (commit index {}) that none of the members that answered "
+                        + "has heard from: a member starting for the first time. If this node had been running, its "
+                        + "data was lost: stop it now and start it with the initial cluster state replace", b.id,
+                        dataDir, view.get().from(), b.cluster, view.get().committed());
             }
             return group;
+        }
+        if (b.clusterState == ClusterState.REPLACE) {
+            return replaceStart(b, dataDir, view);
         }
         if (view.isEmpty()) {
             throw new IOException("coordinator " + b.id + " has an empty data dir " + dataDir + " and is told cluster '"
@@ -304,6 +324,71 @@ public final class CoordinatorNode implements AutoCloseable {
         LOG.info("coordinator {} starts empty and waits to be added to cluster '{}' (members {}): mailboxctl cluster "
                 + "add-member {}={}", b.id, b.cluster, view.get().members(), b.id, address(b.peers.get(b.id)));
         return RaftGroup.valueOf(group.getGroupId()); // no peers: it takes its configuration from the leader
+    }
+
+    /**
+     * The deliberate replacement of a member whose data was lost ({@link ClusterState#REPLACE}): if the cluster
+     * still counts it, it first has the cluster remove it (so that it never votes with its empty log), then starts
+     * empty, with no configuration of its own, and once running has itself added back; the leader copies it the
+     * state before the new configuration takes effect.
+     */
+    private RaftGroup replaceStart(Builder b, Path dataDir, java.util.Optional<Membership.View> view) throws IOException {
+        if (view.isEmpty()) {
+            throw new IOException("coordinator " + b.id + " has an empty data dir " + dataDir + " and is told to "
+                    + "replace a lost member of cluster '" + b.cluster + "', but no other member answers at " + b.peers
+                    + ": start a majority of the others first");
+        }
+        if (view.get().members().contains(b.id)) {
+            LOG.warn("coordinator {} replaces its lost data (empty data dir {}): cluster '{}' still counts it as a member "
+                    + "({} reports members {}); it has the cluster remove it first, then starts empty and has itself "
+                    + "added back", b.id, dataDir, b.cluster, view.get().from(), view.get().members());
+            try {
+                Membership.remove(group.getGroupId(), view.get(), b.id, RaftGateway.parameters(b.tls));
+            } catch (IOException e) {
+                throw new IOException("coordinator " + b.id + " could not have cluster '" + b.cluster + "' remove it "
+                        + "before replacing its lost data (" + e.getMessage() + "): a majority of the other members "
+                        + "must be up and one of them leading. Nothing changed; start it again once they are", e);
+            }
+            LOG.info("coordinator {} was removed from cluster '{}'; it starts empty and asks to be added back", b.id,
+                    b.cluster);
+        }
+        rejoin = true;
+        return RaftGroup.valueOf(group.getGroupId()); // no peers: it takes its configuration from the leader
+    }
+
+    /** Whether this node, replacing its lost data, has yet to have itself added back (see {@link #replaceStart}). */
+    private boolean rejoin;
+
+    /**
+     * Has the cluster add this node back (it blocks while the leader copies it the state), retrying until it is
+     * in, or the node closes.
+     */
+    private void addSelfBack(InetSocketAddress address) {
+        Thread t = new Thread(() -> {
+            long pause = 500;
+            while (!closed) {
+                if (currentMembers().containsKey(id)) {
+                    LOG.info("coordinator {} is a member of the cluster again", id);
+                    return;
+                }
+                try {
+                    gateway.addMember(id, address);
+                    LOG.info("coordinator {} was added back to the cluster; the leader copied it the state", id);
+                    return;
+                } catch (IOException | RuntimeException e) {
+                    LOG.warn("coordinator {} could not have itself added back yet ({}); trying again in {} ms (by hand: "
+                            + "mailboxctl cluster add-member {}={})", id, e.toString(), pause, id, address(address));
+                }
+                try {
+                    Thread.sleep(pause); // a retry pause: there is nothing to wait on but the cluster
+                } catch (InterruptedException e) {
+                    return;
+                }
+                pause = Math.min(pause * 2, 10_000);
+            }
+        }, "coordinator-rejoin-" + id);
+        t.setDaemon(true);
+        t.start();
     }
 
     private static String address(InetSocketAddress a) {
@@ -941,7 +1026,15 @@ public final class CoordinatorNode implements AutoCloseable {
          * data was lost: remove it and add it back); one that is not a member starts empty and waits to be
          * added. Every start after the first should say this.
          */
-        EXISTING
+        EXISTING,
+        /**
+         * This node's data was lost (a wiped or replaced disk) and it is to take its place again, deliberately. If
+         * the cluster still counts it as a member, it first has the cluster remove it (a majority of the others must
+         * be up), so that it never votes with its empty log; then it starts empty and has itself added back, and the
+         * leader copies it the state. The cluster tolerates one failure fewer until it is back in. With a data dir
+         * that holds the cluster's state it recovers that state as always, so leaving this set does no harm.
+         */
+        REPLACE
     }
 
     /** Builds and starts a {@link CoordinatorNode}. */
@@ -1038,7 +1131,8 @@ public final class CoordinatorNode implements AutoCloseable {
 
         /**
          * @param state how to start when the data dir is empty (default {@link ClusterState#NEW}; say
-         *              {@link ClusterState#EXISTING} for every start after the cluster's first)
+         *              {@link ClusterState#EXISTING} for every start after the cluster's first, and
+         *              {@link ClusterState#REPLACE} to bring back a member whose data was lost)
          * @return this builder
          */
         public Builder clusterState(ClusterState state) {
