@@ -260,10 +260,39 @@ public final class CoordinatorNode implements AutoCloseable {
             server.start();
         } catch (IOException | RuntimeException e) {
             server.close();
+            IOException named = logProblem(e);
+            if (named != null) {
+                throw named;
+            }
             throw e;
         }
         return new Raft(server, stateMachine);
     }
+
+    /**
+     * When Ratis could not load the log, which segment is damaged and what to do: Ratis says only "Failed to
+     * initRaftLog" (issue 30, finding 7). Null for any other failure.
+     */
+    private @Nullable IOException logProblem(Exception e) {
+        boolean logFailed = false;
+        for (Throwable t = e; t != null && !logFailed; t = t.getCause() == t ? null : t.getCause()) {
+            logFailed = String.valueOf(t.getMessage()).contains("initRaftLog")
+                    || t instanceof org.apache.ratis.protocol.exceptions.ChecksumException;
+        }
+        if (!logFailed) {
+            return null;
+        }
+        Path logDir = dataDir.resolve(group.getGroupId().getUuid().toString()).resolve("current");
+        org.apache.ratis.server.raftlog.segmented.MailboxSegmentCheck.Damage damage =
+                org.apache.ratis.server.raftlog.segmented.MailboxSegmentCheck.firstDamaged(logDir, MAX_ENTRY_BYTES);
+        String what = damage != null
+                ? "Raft log segment " + damage.file() + " is damaged (" + damage.why() + ")"
+                : "the Raft log in " + logDir + " cannot be read (" + rootMessage(e) + ")";
+        return new IOException(what + LeaseStateMachine.RECOVERY, e);
+    }
+
+    /** The largest log entry a coordinator has written: an imported backup's (format 3 to 6), with room. */
+    private static final long MAX_ENTRY_BYTES = 64L << 20;
 
     /**
      * Decides how a node with an empty data dir starts. A new cluster's first start bootstraps it with the

@@ -164,10 +164,14 @@ public final class LeaseStateMachine extends BaseStateMachine {
         }
     }
 
-    /** How an operator gets a node past a snapshot it cannot load (README: Operating the coordinator). */
-    static final String RECOVERY = ". The node does not start on it: remove this member from the cluster "
+    /**
+     * How an operator gets a node past a snapshot or a log segment it cannot load (README: Operating the
+     * coordinator; docs/operations-hardening.md).
+     */
+    public static final String RECOVERY = ". The node does not start on it: remove this member from the cluster "
             + "(mailboxctl cluster remove-member), empty its data dir, start it as a joining member and add it back "
-            + "(mailboxctl cluster add-member); it then copies the leader's state";
+            + "(mailboxctl cluster add-member); it then copies the leader's state. Or empty its data dir and start it "
+            + "with --initial-cluster-state replace, which does both";
 
     /**
      * Checks a snapshot against the MD5 written beside it when it was taken: a snapshot edited or damaged
