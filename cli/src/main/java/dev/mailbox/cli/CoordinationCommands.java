@@ -236,7 +236,8 @@ final class CoordinationCommands {
                 b.access(access);
             }
             boolean fresh = !Files.exists(dir);
-            Files.createDirectories(dir); // only once every setting has been read: a refused start creates nothing
+            // only once every setting has been read: a refused start creates nothing; 0700, the state is in there
+            dev.mailbox.coordination.server.internal.PrivateFiles.directory(dir);
             MetricsEndpoint endpoint = metricsAt == null ? null
                     : MetricsEndpoint.start(address(metricsAt, "--metrics"), security.httpsContext(p));
             if (endpoint != null) {

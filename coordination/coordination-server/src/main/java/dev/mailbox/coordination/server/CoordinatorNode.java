@@ -15,6 +15,7 @@ import dev.mailbox.coordination.server.internal.LeaseStateMachine;
 import dev.mailbox.coordination.server.internal.LeaseTable;
 import dev.mailbox.coordination.server.internal.Membership;
 import dev.mailbox.coordination.server.internal.Meters;
+import dev.mailbox.coordination.server.internal.PrivateFiles;
 import dev.mailbox.coordination.server.internal.RaftEvents;
 import dev.mailbox.coordination.server.internal.RaftGateway;
 import dev.mailbox.coordination.server.internal.RouteHub;
@@ -86,6 +87,8 @@ public final class CoordinatorNode implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(CoordinatorNode.class);
     private static final long SWEEP_MILLIS = 50;
+    /** About a second: how often the data dir's permissions are tightened again. */
+    private static final int TIGHTEN_EVERY_SWEEPS = 20;
     /** Room Ratis takes at once for a log segment (its default, said here so the probe below matches it). */
     private static final int LOG_PREALLOCATION_BYTES = 256 << 10;
     /** How much a data dir must take before a node whose log failed tries its Raft server again. */
@@ -145,11 +148,14 @@ public final class CoordinatorNode implements AutoCloseable {
         this.leadershipCheck = new dev.mailbox.coordination.server.internal.LeadershipCheck(
                 () -> raft == null ? null : raft.server(), group, parameters,
                 Math.max(b.electionTimeoutMax.toMillis(), 1_000));
+        // the whole replicated state is in there: the owner's alone (issue 30, finding 7)
+        PrivateFiles.directory(dataDir);
         // a data dir that already holds this group is recovered (log + snapshot), never formatted
         boolean existing = Files.isRegularFile(dataDir.resolve(group.getGroupId().getUuid().toString())
                 .resolve("current").resolve("raft-meta"));
         RaftGroup bootstrap = existing ? group : emptyStart(b, dataDir);
         this.raft = startRaft(bootstrap, existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT);
+        PrivateFiles.tighten(raftDir()); // what Ratis created with the process's umask
         this.gateway = new RaftGateway(raft.server(), group, parameters);
         logTransition(); // the role it starts in, before an election could make it leader (the sweeper goes on)
         NettyServerBuilder cp = NettyServerBuilder.forAddress(b.controlPlane)
@@ -673,8 +679,24 @@ public final class CoordinatorNode implements AutoCloseable {
         }
     }
 
+    /**
+     * @return where Ratis keeps this group's log, metadata and snapshots: the tree that is tightened (only it, so
+     *         that a data dir shared with other files by mistake does not have those changed)
+     */
+    private Path raftDir() {
+        return dataDir.resolve(group.getGroupId().getUuid().toString());
+    }
+
+    /** Sweeps since the data dir's permissions were last tightened. Sweeper thread only. */
+    private int sweepsSinceTighten;
+
     private void sweep() {
         logTransition();
+        if (++sweepsSinceTighten >= TIGHTEN_EVERY_SWEEPS) {
+            // new log segments come with the process's umask (see PrivateFiles)
+            sweepsSinceTighten = 0;
+            PrivateFiles.tighten(raftDir());
+        }
         if (health.current() != null) {
             leaderTerm = -1;
             return;
@@ -851,6 +873,7 @@ public final class CoordinatorNode implements AutoCloseable {
         }
         try {
             Raft restarted = startRaft(group, RaftStorage.StartupOption.RECOVER);
+            PrivateFiles.tighten(raftDir());
             raft = restarted;
             gateway.use(restarted.server());
             if (health.recovered(f)) {

@@ -228,13 +228,13 @@ public final class LeaseStateMachine extends BaseStateMachine {
             if (latest != null && latest.getTermIndex().equals(last) && file.isFile()) {
                 return last.getIndex(); // taken already, at this very index
             }
-            Files.createDirectories(file.getParentFile().toPath());
+            PrivateFiles.directory(file.getParentFile().toPath());
             File tmp = new File(file.getParentFile(), file.getName() + ".tmp");
             MD5Hash md5;
             try {
                 try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(tmp.toPath(),
-                        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE,
-                        java.nio.file.StandardOpenOption.TRUNCATE_EXISTING);
+                        java.util.Set.of(java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE,
+                                java.nio.file.StandardOpenOption.TRUNCATE_EXISTING), PrivateFiles.file());
                      OutputStream out = new BufferedOutputStream(java.nio.channels.Channels.newOutputStream(channel))) {
                     table.writeTo(out);
                     out.flush();
@@ -243,6 +243,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
                 // the checksum first: a snapshot file under its final name always has one
                 md5 = MD5FileUtil.computeMd5ForFile(tmp);
                 MD5FileUtil.saveMD5File(file, md5);
+                PrivateFiles.restrictFile(MD5FileUtil.getDigestFileForFile(file).toPath());
                 Files.move(tmp.toPath(), file.toPath(), StandardCopyOption.ATOMIC_MOVE,
                         StandardCopyOption.REPLACE_EXISTING);
             } catch (IOException | RuntimeException e) {
