@@ -155,7 +155,7 @@ final class CoordinationCommands {
 
         @Option(names = "--log-segment-bytes", description = "how large a file of the Raft log grows before the "
                 + "next one starts; the log before a snapshot is deleted a whole file at a time, so smaller files "
-                + "free disk sooner (at least 4096; default: 33554432, 32 MiB)")
+                + "free disk sooner, and the open file's entries are kept in memory (at least 4096; default: 8388608, 8 MiB)")
         Long logSegmentBytes;
 
         @Option(names = "--read-consistency", paramLabel = "OPERATION=LEVEL", description = "the consistency of a read "
@@ -484,7 +484,9 @@ final class CoordinationCommands {
 
     @Command(name = "export", mixinStandardHelpOptions = true,
             description = {"Back up the cluster: write its whole state, as the leader holds it now, to FILE.",
-                    "The file is a snapshot in the coordinator's versioned format; import it into a new cluster."})
+                    "The file is a snapshot in the coordinator's versioned format, with its SHA-256 in its end record; "
+                            + "it comes in checksummed chunks of at most 1 MiB whatever its size, is written beside FILE, "
+                            + "synced, then renamed (mode 0600); import it into a new cluster."})
     static final class Export implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -494,27 +496,11 @@ final class CoordinationCommands {
         Path file;
 
         @Override
-        public Integer call() throws Exception {
+        public Integer call() {
             try (CoordinationClient client = coordinator.client()) {
-                byte[] state = client.cluster().exportState();
-                Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-                // written, synced, then renamed: a crash or power loss leaves the previous backup or this one
-                // whole under FILE, never a name pointing at data that had not reached the disk
-                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(tmp,
-                        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE,
-                        java.nio.file.StandardOpenOption.TRUNCATE_EXISTING)) {
-                    java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(state);
-                    while (buffer.hasRemaining()) {
-                        ch.write(buffer);
-                    }
-                    ch.force(true);
-                } catch (java.io.IOException | RuntimeException e) {
-                    Files.deleteIfExists(tmp);
-                    throw e;
-                }
-                Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-                spec.commandLine().getOut().printf("exported %d bytes to %s%n", state.length, file);
+                dev.mailbox.coordination.Cluster.Exported e = client.cluster().exportState(file);
+                spec.commandLine().getOut().printf("exported %d bytes to %s (state as of log index %d, sha256 %s)%n",
+                        e.bytes(), file, e.appliedIndex(), e.sha256());
                 return 0;
             }
         }
@@ -522,7 +508,9 @@ final class CoordinationCommands {
 
     @Command(name = "import", mixinStandardHelpOptions = true,
             description = {"Restore a backup (from cluster export) into a new cluster, which must hold nothing yet.",
-                    "Epochs carry over; active leases get a full TTL from the import."})
+                    "The file is checked first (its SHA-256), then sent in chunks of at most 1 MiB, whatever its size; "
+                            + "an import that breaks off resumes where the cluster got to when run again with the same "
+                            + "FILE. Epochs carry over; active leases get a full TTL from the import."})
     static final class Import implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -532,12 +520,11 @@ final class CoordinationCommands {
         Path file;
 
         @Override
-        public Integer call() throws Exception {
-            byte[] state = Files.readAllBytes(file);
+        public Integer call() {
             try (CoordinationClient client = coordinator.client()) {
-                dev.mailbox.coordination.Cluster.Imported imported = client.cluster().importState(state);
-                spec.commandLine().getOut().printf("imported %s: %d namespace(s), %d lease(s), %d node(s)%n", file,
-                        imported.namespaces(), imported.leases(), imported.nodes());
+                dev.mailbox.coordination.Cluster.Imported imported = client.cluster().importState(file);
+                spec.commandLine().getOut().printf("imported %s: %d namespace(s), %d lease(s), %d node(s), %d queue(s)%n",
+                        file, imported.namespaces(), imported.leases(), imported.nodes(), imported.queues());
                 return 0;
             }
         }

@@ -95,6 +95,10 @@ final class ControlPlaneCalls implements AutoCloseable {
         return callTimeout;
     }
 
+    int maxAttempts() {
+        return maxAttempts;
+    }
+
     ScheduledThreadPoolExecutor scheduler() {
         return scheduler;
     }

@@ -87,6 +87,14 @@ public final class CoordinatorNode implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(CoordinatorNode.class);
     private static final long SWEEP_MILLIS = 50;
+    /** The largest control-plane request: a chunk of a backup being imported, with room for its envelope. */
+    static final int MAX_REQUEST_BYTES = CoordinationLimits.MAX_IMPORT_CHUNK_BYTES + (1 << 20);
+    /** What one batch of entries to a follower, and the log's write buffer, may hold: the largest entry, and more. */
+    static final int RAFT_BATCH_BYTES = 4 << 20;
+    /** How much of closed log files' entries a node keeps in memory (besides the open file's). */
+    static final long LOG_CACHE_BYTES = 16L << 20;
+    /** How much waits for the log, and how much for the leader, before more is refused. */
+    static final long PENDING_BYTES = 16L << 20;
     /** About a second: how often the data dir's permissions are tightened again. */
     private static final int TIGHTEN_EVERY_SWEEPS = 20;
     /** Room Ratis takes at once for a log segment (its default, said here so the probe below matches it). */
@@ -94,8 +102,11 @@ public final class CoordinatorNode implements AutoCloseable {
     /** How much a data dir must take before a node whose log failed tries its Raft server again. */
     private static final int SPACE_PROBE_BYTES = LOG_PREALLOCATION_BYTES + (1 << 20);
     private static final long PROBE_MILLIS = 1_000;
-    /** The default size of a Raft log file (Ratis's own default). */
-    static final long DEFAULT_LOG_SEGMENT_BYTES = 32L << 20;
+    /**
+     * The default size of a Raft log file: 8 MiB (Ratis's own default is 32 MiB). The open file's entries stay in
+     * memory until it closes, so this is part of a node's memory bound (docs/operations-hardening.md, "Memory").
+     */
+    static final long DEFAULT_LOG_SEGMENT_BYTES = 8L << 20;
     /** The smallest log file size a node accepts. */
     static final long MIN_LOG_SEGMENT_BYTES = 4L << 10;
     /** The default shortest election timeout. */
@@ -150,6 +161,7 @@ public final class CoordinatorNode implements AutoCloseable {
                 Math.max(b.electionTimeoutMax.toMillis(), 1_000));
         // the whole replicated state is in there: the owner's alone (issue 30, finding 7)
         PrivateFiles.directory(dataDir);
+        removeStaleExports(dataDir.resolve(EXPORTS_DIR));
         // a data dir that already holds this group is recovered (log + snapshot), never formatted
         boolean existing = Files.isRegularFile(dataDir.resolve(group.getGroupId().getUuid().toString())
                 .resolve("current").resolve("raft-meta"));
@@ -159,8 +171,8 @@ public final class CoordinatorNode implements AutoCloseable {
         this.gateway = new RaftGateway(raft.server(), group, parameters);
         logTransition(); // the role it starts in, before an election could make it leader (the sweeper goes on)
         NettyServerBuilder cp = NettyServerBuilder.forAddress(b.controlPlane)
-                // room for an imported backup; every other request is far smaller
-                .maxInboundMessageSize(CoordinationLimits.MAX_EXPORTED_STATE_BYTES + (1 << 20));
+                // the largest request is one chunk of a backup being imported (backups travel in chunks)
+                .maxInboundMessageSize(MAX_REQUEST_BYTES);
         if (b.tls != null) {
             cp.sslContext(dev.mailbox.coordination.internal.Tls.serverContext(b.tls));
         }
@@ -230,12 +242,24 @@ public final class CoordinatorNode implements AutoCloseable {
         // deletion (Ratis's default, 1,024, would keep the whole log of a cluster that snapshots more often)
         RaftServerConfigKeys.Log.setSegmentSizeMax(p, org.apache.ratis.util.SizeInBytes.valueOf(b.logSegmentBytes));
         RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(1_024, b.snapshotEvery));
-        // the largest entry is an imported backup: the leader must be able to send it to a follower in one
-        // piece, and Ratis wants its write buffer (a direct buffer per node) to hold what it sends
-        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p,
-                org.apache.ratis.util.SizeInBytes.valueOf(CoordinationLimits.MAX_EXPORTED_STATE_BYTES + (1 << 20)));
-        RaftServerConfigKeys.Log.setWriteBufferSize(p,
-                org.apache.ratis.util.SizeInBytes.valueOf(CoordinationLimits.MAX_EXPORTED_STATE_BYTES + (2 << 20)));
+        // memory, bounded by design rather than by the heap (docs/operations-hardening.md, "Memory"): the largest
+        // entry is a chunk of an imported backup (1 MiB); Ratis wants its write buffer (a direct buffer per node)
+        // and each batch it sends a follower to hold the largest entry
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, org.apache.ratis.util.SizeInBytes.valueOf(
+                RAFT_BATCH_BYTES));
+        RaftServerConfigKeys.Log.setWriteBufferSize(p, org.apache.ratis.util.SizeInBytes.valueOf(
+                RAFT_BATCH_BYTES + (1 << 10))); // Ratis wants it above the batch limit
+        // entries kept in memory: the open log file's, and at most this much of closed ones (Ratis's default,
+        // 200 MB, was most of a small heap)
+        RaftServerConfigKeys.Log.setSegmentCacheSizeMax(p, org.apache.ratis.util.SizeInBytes.valueOf(
+                LOG_CACHE_BYTES));
+        // writes waiting for the log, and requests waiting for the leader: beyond these, Ratis refuses more (the
+        // caller retries) instead of queueing them in memory
+        RaftServerConfigKeys.Log.setQueueByteLimit(p, org.apache.ratis.util.SizeInBytes.valueOf(PENDING_BYTES));
+        RaftServerConfigKeys.Write.setByteLimit(p, org.apache.ratis.util.SizeInBytes.valueOf(PENDING_BYTES));
+        // a snapshot sent to a follower travels in pieces of this size (Ratis's default: 16 MB each)
+        RaftServerConfigKeys.Log.Appender.setSnapshotChunkSizeMax(p, org.apache.ratis.util.SizeInBytes.valueOf(
+                CoordinationLimits.MAX_IMPORT_CHUNK_BYTES));
         // plain read-only requests are linearizable (read index); renewals and leader reads ask for less
         RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
         // ...and the leader answers them from its own state while its lease (a fraction of the shortest
@@ -685,6 +709,31 @@ public final class CoordinatorNode implements AutoCloseable {
      */
     private Path raftDir() {
         return dataDir.resolve(group.getGroupId().getUuid().toString());
+    }
+
+    /** Where exports write their files (each unlinked as soon as it is open). */
+    private static final String EXPORTS_DIR = "exports";
+
+    private Path exportsDir() {
+        return dataDir.resolve(EXPORTS_DIR);
+    }
+
+    /** Files of exports that a process ended before it could unlink them. */
+    private static void removeStaleExports(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return;
+        }
+        try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+            files.filter(f -> f.getFileName().toString().startsWith("export-")).forEach(f -> {
+                try {
+                    Files.deleteIfExists(f);
+                } catch (IOException e) {
+                    LOG.warn("cannot delete the stale export file {}: {}", f, e.toString());
+                }
+            });
+        } catch (IOException e) {
+            LOG.warn("cannot list {}: {}", dir, e.toString());
+        }
     }
 
     /** Sweeps since the data dir's permissions were last tightened. Sweeper thread only. */
@@ -1357,7 +1406,8 @@ public final class CoordinatorNode implements AutoCloseable {
          * deleted a whole file at a time, so smaller files free disk sooner after each snapshot, and a
          * member that was away longer than the log kept catches up by installing the leader's snapshot.
          *
-         * @param bytes at least 4 KiB (default 32 MiB); an entry larger than this (an imported backup) gets
+         * @param bytes at least 4 KiB (default 8 MiB; the open file's entries are kept in memory until it closes);
+         *              an entry larger than this gets
          *              a file of its own
          * @return this builder
          * @throws IllegalArgumentException if it is under 4 KiB
@@ -1541,6 +1591,16 @@ public final class CoordinatorNode implements AutoCloseable {
         @Override
         public Runnable watchRoutes(long fromRevision, RouteHub.Sink sink) {
             return stateMachine().watchRoutes(fromRevision, sink);
+        }
+
+        @Override
+        public CompletableFuture<Void> awaitApplied(long index) {
+            return stateMachine().awaitApplied(index);
+        }
+
+        @Override
+        public LeaseStateMachine.ExportFile export() throws IOException {
+            return stateMachine().export(exportsDir());
         }
     }
 }

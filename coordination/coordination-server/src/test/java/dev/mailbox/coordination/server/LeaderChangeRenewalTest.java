@@ -7,7 +7,6 @@ import dev.mailbox.coordination.CoordinationException;
 import dev.mailbox.coordination.Lease;
 import dev.mailbox.coordination.server.internal.Command;
 import dev.mailbox.coordination.server.internal.LeaseTable;
-import java.io.ByteArrayOutputStream;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,14 +45,18 @@ class LeaderChangeRenewalTest {
                     "127.0.0.1:9", 600_000, 1_000));
         }
         List<Lease> leases = table.leases();
-        ByteArrayOutputStream backup = new ByteArrayOutputStream();
-        table.writeTo(backup);
+        java.nio.file.Path backup = java.nio.file.Files.createTempFile("leases", ".backup");
+        try (java.io.OutputStream out = new java.io.BufferedOutputStream(java.nio.file.Files.newOutputStream(backup))) {
+            table.writeExport(out);
+        }
 
         try (TestingCluster cluster = TestingCluster.start(3)) {
             cluster.awaitLeader(PATIENCE);
             try (CoordinationClient admin = CoordinationClient.builder().endpoints(cluster.endpoints())
                     .callTimeout(PATIENCE).build()) {
-                assertThat(admin.cluster().importState(backup.toByteArray()).leases()).isEqualTo(LEASES);
+                assertThat(admin.cluster().importState(backup).leases()).isEqualTo(LEASES);
+            } finally {
+                java.nio.file.Files.deleteIfExists(backup);
             }
             cluster.awaitIdenticalState(PATIENCE);
 

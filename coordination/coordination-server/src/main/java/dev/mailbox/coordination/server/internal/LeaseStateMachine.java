@@ -162,6 +162,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
         } finally {
             lock.writeLock().unlock();
         }
+        wakeWaiters();
     }
 
     /**
@@ -302,7 +303,10 @@ public final class LeaseStateMachine extends BaseStateMachine {
             if (change != null) {
                 routes.publish(change);
             }
-            if (decoded.command() instanceof Command.Restore && outcome.isOk()) {
+            // an import's last chunk answers with the file's size (> 0); a retried one, answered as done, with 0
+            boolean imported = decoded.command() instanceof Command.ImportChunk && outcome.imported() != null
+                    && outcome.nextOffset() > 0;
+            if ((decoded.command() instanceof Command.Restore && outcome.isOk()) || imported) {
                 // a whole table arrived: leases get a full TTL from now, watchers a fresh snapshot
                 deadlines.resetAll(table, System.nanoTime());
                 routes.resync(table);
@@ -326,6 +330,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
         } finally {
             lock.writeLock().unlock();
         }
+        wakeWaiters();
         if (trx.getStateMachineContext() instanceof Started started) { // on the leader that took it
             events.committed(System.nanoTime() - started.nanos());
         }
@@ -566,18 +571,95 @@ public final class LeaseStateMachine extends BaseStateMachine {
         }
     }
 
-    /** @return a fingerprint of the state this node has applied */
+    /** @return a fingerprint of the state this node has applied (computed as it is written: no copy of the state) */
     public StateDigest digest() {
         lock.readLock().lock();
         try {
             long index = table.appliedIndex();
-            java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
-            return new StateDigest(index, java.util.HexFormat.of().formatHex(sha.digest(snapshotBytes())));
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+            java.security.MessageDigest sha = SnapshotParser.sha256();
+            try (OutputStream out = new BufferedOutputStream(new java.security.DigestOutputStream(
+                    OutputStream.nullOutputStream(), sha), 1 << 16)) {
+                table.writeTo(out);
+            }
+            return new StateDigest(index, java.util.HexFormat.of().formatHex(sha.digest()));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e); // writing to nowhere does not fail
         } finally {
             lock.readLock().unlock();
         }
+    }
+
+    /**
+     * A state written for a backup: its file, open for reading and already unlinked (nothing is left behind
+     * however the export ends), how large it is and the log index it is as of.
+     *
+     * @param channel      the file, to read from the start
+     * @param size         its size
+     * @param appliedIndex the index of the last command in it
+     */
+    public record ExportFile(java.nio.channels.FileChannel channel, long size, long appliedIndex) {
+    }
+
+    /**
+     * Writes the state as a backup (the snapshot format with the SHA-256 of its bytes in its end record) into a new
+     * {@code 0600} file in {@code dir}, under the read lock as a snapshot is: applying waits meanwhile, as it does for
+     * a snapshot. Memory: a write buffer, whatever the state's size.
+     *
+     * @param dir where to put the file
+     * @return the file
+     * @throws IOException if it cannot be written
+     */
+    public ExportFile export(java.nio.file.Path dir) throws IOException {
+        PrivateFiles.directory(dir);
+        java.nio.file.Path tmp = Files.createTempFile(dir, "export-", ".tmp", PrivateFiles.file());
+        try {
+            long index;
+            lock.readLock().lock();
+            try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(tmp), 1 << 16)) {
+                table.writeExport(out);
+                index = table.appliedIndex();
+            } finally {
+                lock.readLock().unlock();
+            }
+            java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(tmp,
+                    java.nio.file.StandardOpenOption.READ);
+            long size = channel.size();
+            Files.deleteIfExists(tmp); // readable while open; gone with the export, or with the process
+            return new ExportFile(channel, size, index);
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(tmp);
+            throw e;
+        }
+    }
+
+    /** Calls waiting for this node to apply an index, by index. Guarded by itself. */
+    private final java.util.TreeMap<Long, List<CompletableFuture<Void>>> waiters = new java.util.TreeMap<>();
+
+    /**
+     * @param index a command's log index (as a table's {@code appliedIndex} counts it)
+     * @return completes once this node has applied that index (at once if it has)
+     */
+    public CompletableFuture<Void> awaitApplied(long index) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        synchronized (waiters) {
+            waiters.computeIfAbsent(index, k -> new ArrayList<>()).add(f);
+        }
+        wakeWaiters();
+        return f;
+    }
+
+    private void wakeWaiters() {
+        List<CompletableFuture<Void>> due = new ArrayList<>();
+        synchronized (waiters) {
+            if (waiters.isEmpty()) {
+                return;
+            }
+            long applied = readTable(LeaseTable::appliedIndex);
+            var head = waiters.headMap(applied, true);
+            head.values().forEach(due::addAll);
+            head.clear();
+        }
+        due.forEach(f -> f.complete(null));
     }
 
     private byte[] snapshotBytes() {
