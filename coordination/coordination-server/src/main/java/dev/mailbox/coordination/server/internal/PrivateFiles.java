@@ -51,8 +51,15 @@ public final class PrivateFiles {
             } else {
                 Files.createDirectories(dir);
             }
+            restrict(dir, DIR); // the umask may have narrowed what was asked, never widened it; still, exactly 0700
+            return dir;
         }
-        restrict(dir, DIR);
+        try {
+            restrict(dir, DIR);
+        } catch (IOException e) {
+            // a dir this process does not own (a volume mounted for it, say): it can still be used, but say so
+            LOG.warn("cannot make {} 0700 ({}): other users may be able to read what is in it", dir, e.toString());
+        }
         return dir;
     }
 
