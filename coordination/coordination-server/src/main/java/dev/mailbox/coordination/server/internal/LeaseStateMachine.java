@@ -410,10 +410,15 @@ public final class LeaseStateMachine extends BaseStateMachine {
                 }
                 case VIEW -> answer = Views.answer(query.getView(), table);
                 case RENEW, RENEW_BATCH -> {
-                    if (!renewHere || !isLeader()) {
+                    if (!renewHere) {
                         // only the leader's deadlines count; a renewal anywhere else would be lost
                         return CompletableFuture.failedFuture(new IllegalStateException(
                                 "renewals are served by the leader only"));
+                    }
+                    if (!isLeader()) {
+                        // Ratis sent it here as to the leader, and leadership moved since (a hand-over): the
+                        // caller's retry finds the new leader, so this is UNAVAILABLE, never a refusal
+                        return CompletableFuture.failedFuture(new IllegalStateException("this node does not lead"));
                     }
                     long now = System.nanoTime();
                     long term = currentTerm();
