@@ -2,9 +2,7 @@ package dev.mailbox.cli;
 
 import dev.mailbox.coordination.CoordinationClient;
 import dev.mailbox.coordination.server.MailboxNode;
-import java.io.InputStream;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -92,15 +90,17 @@ final class NodeCommand {
         @Option(names = "--log-format", paramLabel = "text|json", description = JsonLogProvider.OPTION_HELP)
         String logFormat;
 
+        /** Every key a node's --config file may hold: each one this command reads. */
+        static final java.util.Set<String> CONFIG_KEYS = java.util.Set.of("id", "listen", "advertise", "coordinator",
+                "backend", "metrics", "region", "idle-close-ms", "tls-cert", "tls-key", "tls-ca", "tls-client-auth",
+                "tokens", "access", "token-file", "require-security", "sqs-listen", "sqs-access-keys", "sqs-tls",
+                "log-format");
+
         @Override
         public Integer call() throws Exception {
-            Properties p = new Properties();
-            if (config != null) {
-                try (InputStream in = Files.newInputStream(config)) {
-                    p.load(in);
-                }
-            }
+            Properties p;
             try {
+                p = ConfigFile.load(config, CONFIG_KEYS); // an unknown key is an error, naming the nearest known one
                 JsonLogProvider.requireFormat(logFormat, p);
             } catch (IllegalArgumentException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());

@@ -126,4 +126,19 @@ class GroupsAndFifoTest {
         assertThatThrownBy(() -> MailboxCapabilities.builder().fifo(true).visibilityOrder(true).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("visibilityOrder");
     }
+
+    @Test
+    @DisplayName("capabilities: holding runs and shared delivery state default to off; only a FIFO mailbox holds runs")
+    void runsAndSharedState() {
+        MailboxCapabilities weakest = MailboxCapabilities.builder().build();
+        assertThat(weakest.holdsRuns()).isFalse();
+        assertThat(weakest.sharedDeliveryState()).isFalse();
+        MailboxCapabilities strict = MailboxCapabilities.builder().fifo(true).holdsRuns(true).sharedDeliveryState(true)
+                .build();
+        assertThat(strict.holdsRuns()).isTrue();
+        assertThat(strict.sharedDeliveryState()).isTrue();
+        assertThat(strict.toString()).contains("holdsRuns=true", "sharedDeliveryState=true");
+        assertThatThrownBy(() -> MailboxCapabilities.builder().holdsRuns(true).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("holdsRuns");
+    }
 }

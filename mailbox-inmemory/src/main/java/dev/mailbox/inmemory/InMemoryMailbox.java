@@ -238,7 +238,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
                 .atomicDeadLetter(true).timeGranularity(Duration.ofNanos(1))
                 .maxMessageBytes(maxMessageBytes).extendedNames(true)
                 // this object is the queue: the fence and the ids are kept with the messages
-                .atomicFencing(true).durableDeduplication(true)
+                .atomicFencing(true).durableDeduplication(true).sharedDeliveryState(true).holdsRuns(fifo != null)
                 .build();
         this.tag = String.format("%08x", ThreadLocalRandom.current().nextInt());
         this.idPrefix = (tag + "-").getBytes(StandardCharsets.ISO_8859_1);

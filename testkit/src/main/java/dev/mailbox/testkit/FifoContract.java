@@ -197,7 +197,7 @@ abstract class FifoContract extends ContractGroup {
     }
 
     @Test
-    @DisplayName("a nacked head of a run waits for the rest of the run, then comes before the group's later messages")
+    @DisplayName("a nacked head of a run waits for the rest of the run (where the mailbox holds runs), then comes before the group's later messages")
     void fifoNackInRun() {
         Mailbox<String> m = fifo();
         m.sendBatch(List.of("a1", "a2", "a3", "a4"), group("a"));
@@ -206,13 +206,22 @@ abstract class FifoContract extends ContractGroup {
 
         run.get(0).nack();
         if (run.size() > 1) {
-            assertNothingVisible(m); // the rest of the run is still in flight
+            if (m.capabilities().holdsRuns()) {
+                assertNothingVisible(m); // the rest of the run is still in flight
+            } else {
+                // the group waits for its head only: a1 again, and nothing after it while the run is in flight
+                List<Message<String>> again = receive(m, 10, LONG);
+                assertThat(bodies(again)).containsExactly("a1");
+                assertThat(again.get(0).deliveryCount()).isEqualTo(2);
+                assertNothingVisible(m);
+                again.get(0).nack();
+            }
             run.subList(1, run.size()).forEach(Message::acknowledge);
         }
 
         Message<String> next = receiveOne(m);
         assertThat(next.body()).isEqualTo("a1");
-        assertThat(next.deliveryCount()).isEqualTo(2);
+        assertThat(next.deliveryCount()).isEqualTo(run.size() > 1 && !m.capabilities().holdsRuns() ? 3 : 2);
     }
 
     @Test
