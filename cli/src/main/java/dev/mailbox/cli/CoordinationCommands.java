@@ -27,6 +27,8 @@ import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CountDownLatch;
+import dev.mailbox.console.Console;
+import dev.mailbox.console.ConsoleAccess;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -100,8 +102,9 @@ final class CoordinationCommands {
         @Option(names = "--control-plane", description = "the gRPC control plane address (default: 127.0.0.1:7100)")
         String controlPlane;
 
-        @Option(names = "--metrics", description = "serve Prometheus metrics at http://ADDRESS/metrics "
-                + "(https:// with the server's --tls-cert)")
+        @Option(names = "--metrics", description = "serve the operations port at ADDRESS: Prometheus metrics at "
+                + "/metrics, probes at /health/live and /health/ready, the web console at /ui/ (https:// with the "
+                + "server's --tls-cert)")
         String metrics;
 
         @Option(names = "--peer", description = "another member, id=host:port (repeatable)")
@@ -240,9 +243,12 @@ final class CoordinationCommands {
             boolean fresh = !Files.exists(dir);
             // only once every setting has been read: a refused start creates nothing; 0700, the state is in there
             dev.mailbox.coordination.server.internal.PrivateFiles.directory(dir);
+            // the console shows this coordinator once it has started, to whom its access rules allow
+            Console console = Console.builder()
+                    .access(access != null ? access.forConsole() : ConsoleAccess.open()).build();
             MetricsEndpoint endpoint = metricsAt == null ? null
                     : MetricsEndpoint.start(address(metricsAt, "--metrics"), security.httpsContext(p),
-                            security.require(p));
+                            security.require(p), console);
             if (endpoint != null) {
                 b.meterRegistry(endpoint.registry());
             }
@@ -272,11 +278,15 @@ final class CoordinationCommands {
                 }
                 throw e;
             }
+            if (endpoint != null) {
+                endpoint.health(ProcessHealth.of(node));
+                console.serve(node.consoleSource());
+            }
             PrintWriter out = spec.commandLine().getOut();
             out.printf("coordinator %s of cluster '%s' (%d member(s)): raft %s, control plane %s%s, data %s%n", nodeId,
                     name, members.size(), listen == null ? self : self + " (bound at " + listen + ")",
                     node.controlPlaneAddress(), endpoint == null ? ""
-                            : ", metrics " + endpoint.url(), dir.toAbsolutePath());
+                            : ", " + endpoint.describe(), dir.toAbsolutePath());
             out.flush();
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -1,5 +1,6 @@
 package dev.mailbox.cli;
 
+import dev.mailbox.console.Console;
 import dev.mailbox.http.HttpHandler;
 import dev.mailbox.http.HttpLimits;
 import dev.mailbox.http.HttpListener;
@@ -16,13 +17,15 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves a Prometheus registry at {@code GET /metrics} (and {@code HEAD}) for the processes {@code mailboxctl}
- * starts: the library nodes only take a {@code MeterRegistry}, and the application (here, the CLI) chooses how to
- * expose it. It is an {@link HttpListener} (HTTPS with the server's certificate), so it holds against slow and
- * greedy clients as the SQS endpoint does, with limits sized for a few scrapers: {@value #MAX_CONNECTIONS}
- * connections ({@value #MAX_PER_ADDRESS} per address), request headers within {@link #READ_TIMEOUT_MILLIS}, no
- * body, four threads scraping. Any other path is 404, any other method 405, both answered from the headers.
- * Beyond loopback without TLS it warns, or with {@code --require-security} refuses to start.
+ * The operations port of the processes {@code mailboxctl} starts: a Prometheus registry at {@code GET /metrics}
+ * (the library nodes only take a {@code MeterRegistry}, and the application, here the CLI, chooses how to expose
+ * it), the probes {@code /health/live} and {@code /health/ready} (see {@link ProcessHealth}), and, when given one,
+ * the web console at {@code /ui/}. It is an {@link HttpListener} (HTTPS with the server's certificate), so it holds
+ * against slow and greedy clients as the SQS endpoint does, with limits sized for a few scrapers, probes and
+ * console users: {@value #MAX_CONNECTIONS} connections ({@value #MAX_PER_ADDRESS} per address), request headers
+ * within {@link #READ_TIMEOUT_MILLIS}, no body, {@value #WORKERS} worker threads (a console redrive may hold one
+ * for a few seconds). Any other path is 404, any other method 405, both answered from the headers. Beyond
+ * loopback without TLS it warns, or with {@code --require-security} refuses to start.
  */
 final class MetricsEndpoint implements AutoCloseable {
 
@@ -30,17 +33,26 @@ final class MetricsEndpoint implements AutoCloseable {
     static final int READ_TIMEOUT_MILLIS = 5_000;
     static final int MAX_CONNECTIONS = 512;
     static final int MAX_PER_ADDRESS = 32;
+    static final int WORKERS = 8;
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final HealthProbes probes = new HealthProbes();
+    private final boolean console;
     private final HttpListener listener;
 
-    private MetricsEndpoint(InetSocketAddress address, @Nullable SSLContext tls) {
+    private MetricsEndpoint(InetSocketAddress address, @Nullable SSLContext tls, @Nullable Console console) {
         HttpLimits limits = HttpLimits.defaults().withMaxConnections(MAX_CONNECTIONS)
                 .withMaxConnectionsPerAddress(MAX_PER_ADDRESS)
                 .withHeaderTimeout(Duration.ofMillis(READ_TIMEOUT_MILLIS)).withBodyTimeout(Duration.ofSeconds(5))
-                .withMaxBodyBytes(0).withWorkers(4, 64);
-        this.listener = HttpListener.builder("metrics").listen(address).tls(tls).limits(limits)
-                .route("/metrics", new Scrape()).start();
+                .withMaxBodyBytes(0).withWorkers(WORKERS, 64);
+        HttpListener.Builder b = HttpListener.builder("metrics").listen(address).tls(tls).limits(limits)
+                .route("/metrics", new Scrape())
+                .route(HealthProbes.LIVE, probes).route(HealthProbes.READY, probes);
+        if (console != null) {
+            Console.mount(b, console);
+        }
+        this.console = console != null;
+        this.listener = b.start();
     }
 
     /**
@@ -69,8 +81,32 @@ final class MetricsEndpoint implements AutoCloseable {
      * @throws java.io.UncheckedIOException if the address cannot be bound, saying why
      */
     static MetricsEndpoint start(InetSocketAddress address, @Nullable SSLContext tls, boolean requireSecurity) {
+        return start(address, tls, requireSecurity, null);
+    }
+
+    /**
+     * @param address         where to listen; port 0 picks a free one
+     * @param tls             serve HTTPS with this context, or null for HTTP
+     * @param requireSecurity whether plaintext beyond loopback is refused (else warned about)
+     * @param console         the web console to serve at {@code /ui/}, or null for none
+     * @return the running endpoint
+     * @throws IllegalArgumentException for plaintext beyond loopback under {@code --require-security}
+     * @throws java.io.UncheckedIOException if the address cannot be bound, saying why
+     */
+    static MetricsEndpoint start(InetSocketAddress address, @Nullable SSLContext tls, boolean requireSecurity,
+                                 @Nullable Console console) {
         checkSecurity(address, tls != null, requireSecurity);
-        return new MetricsEndpoint(address, tls);
+        return new MetricsEndpoint(address, tls, console);
+    }
+
+    /**
+     * Starts answering the probes for the process, which starts after this endpoint (its meters go here): until
+     * then {@code /health/live} answers UP ({@code starting}) and {@code /health/ready} DOWN.
+     *
+     * @param health what the process reports
+     */
+    void health(ProcessHealth health) {
+        probes.serve(health);
     }
 
     /**
@@ -107,8 +143,22 @@ final class MetricsEndpoint implements AutoCloseable {
 
     /** @return the URL it serves, {@code https://} when it has TLS */
     String url() {
-        return (listener.secure() ? "https" : "http") + "://" + address().getHostString() + ":" + address().getPort()
-                + "/metrics";
+        return base() + "/metrics";
+    }
+
+    /** @return the console's URL, or null when it serves none */
+    @Nullable String consoleUrl() {
+        return console ? base() + "/ui/" : null;
+    }
+
+    /** @return what the process start-up line says about this endpoint: the metrics, probe and console URLs */
+    String describe() {
+        return "metrics " + url() + ", health " + base() + "/health/{live,ready}"
+                + (console ? ", console " + consoleUrl() : "");
+    }
+
+    private String base() {
+        return (listener.secure() ? "https" : "http") + "://" + address().getHostString() + ":" + address().getPort();
     }
 
     @Override

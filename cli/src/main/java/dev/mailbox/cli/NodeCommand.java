@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import dev.mailbox.console.Console;
+import dev.mailbox.console.ConsoleAccess;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -59,8 +61,9 @@ final class NodeCommand {
         @Option(names = "--backend", description = "where mailboxes live: " + NodeBackend.HELP + " (default: memory);"
                 + " or env:NAME or file:PATH holding the URI")
         String backend;
-        @Option(names = "--metrics", description = "serve Prometheus metrics at http://ADDRESS/metrics "
-                + "(https:// with the server's --tls-cert)")
+        @Option(names = "--metrics", description = "serve the operations port at ADDRESS: Prometheus metrics at "
+                + "/metrics, probes at /health/live and /health/ready, the web console at /ui/ (https:// with the "
+                + "server's --tls-cert)")
         String metrics;
         @Option(names = "--region", description = "placement hint")
         String region;
@@ -162,6 +165,10 @@ final class NodeCommand {
                             .filter(s -> !s.isEmpty()).toList()).security(asClient).build();
             MetricsEndpoint endpoint = null;
             NodeSqsEndpoint sqsEndpoint = null;
+            dev.mailbox.coordination.server.Access rules = security.access(p);
+            // the console shows this node once it has started, to whom its access rules allow
+            Console console = Console.builder()
+                    .access(rules != null ? rules.forConsole() : ConsoleAccess.open()).build();
             MailboxNode node;
             try {
                 MailboxNode.Builder b = MailboxNode.builder(nodeId).coordinator(client)
@@ -173,7 +180,7 @@ final class NodeCommand {
                 if (tls != null) {
                     b.tls(tls);
                 }
-                dev.mailbox.coordination.server.Access access = security.access(p);
+                dev.mailbox.coordination.server.Access access = rules;
                 if (access != null) {
                     b.access(access);
                 }
@@ -186,10 +193,16 @@ final class NodeCommand {
                 }
                 if (metricsAt != null) {
                     endpoint = MetricsEndpoint.start(CoordinationCommands.address(metricsAt, "--metrics"),
-                            security.httpsContext(p), security.require(p));
+                            security.httpsContext(p), security.require(p), console);
                     b.meterRegistry(endpoint.registry());
+                    // the Nodes tab of every console links to this node's own
+                    b.label("console", java.util.Objects.requireNonNull(endpoint.consoleUrl()));
                 }
                 node = b.start();
+                if (endpoint != null) {
+                    endpoint.health(ProcessHealth.of(node, store));
+                    console.serve(node.consoleSource());
+                }
                 if (sqsAt != null) {
                     try {
                         javax.net.ssl.SSLContext https = null;
@@ -217,7 +230,7 @@ final class NodeCommand {
             }
             PrintWriter out = spec.commandLine().getOut();
             out.printf("node %s serving at %s on %s (coordinators %s)%s%n", nodeId, node.address(), store,
-                    coordinators, endpoint == null ? "" : ", metrics " + endpoint.url());
+                    coordinators, endpoint == null ? "" : ", " + endpoint.describe());
             if (sqsEndpoint != null) {
                 out.printf("node %s serving SQS at %s%n", nodeId, sqsEndpoint.url());
             }
