@@ -94,7 +94,7 @@ final class NodeCommand {
         static final java.util.Set<String> CONFIG_KEYS = java.util.Set.of("id", "listen", "advertise", "coordinator",
                 "backend", "metrics", "region", "idle-close-ms", "tls-cert", "tls-key", "tls-ca", "tls-client-auth",
                 "tokens", "access", "token-file", "require-security", "sqs-listen", "sqs-access-keys", "sqs-tls",
-                "log-format");
+                "log-format", "max-waiting-receives");
 
         @Override
         public Integer call() throws Exception {
