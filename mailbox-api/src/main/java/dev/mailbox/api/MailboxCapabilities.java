@@ -183,6 +183,25 @@ public final class MailboxCapabilities {
         return durableDeduplication;
     }
 
+    /** Capabilities are values: two with the same guarantees are equal, whichever mailbox reported them. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof MailboxCapabilities c && exactCount == c.exactCount && fifo == c.fifo
+                && detectsStaleAcknowledge == c.detectsStaleAcknowledge && capacity == c.capacity
+                && atomicDeadLetter == c.atomicDeadLetter && maxMessageBytes == c.maxMessageBytes
+                && timeGranularity.equals(c.timeGranularity) && extendedNames == c.extendedNames
+                && atomicFencing == c.atomicFencing && durableDeduplication == c.durableDeduplication
+                && visibilityOrder == c.visibilityOrder && fairness == c.fairness
+                && lateAcknowledge == c.lateAcknowledge;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(exactCount, fifo, detectsStaleAcknowledge, capacity, atomicDeadLetter, maxMessageBytes,
+                timeGranularity, extendedNames, atomicFencing, durableDeduplication, visibilityOrder, fairness,
+                lateAcknowledge);
+    }
+
     @Override
     public String toString() {
         return "MailboxCapabilities[exactCount=" + exactCount + ", fifo=" + fifo

@@ -133,5 +133,25 @@ public interface Inspection {
             Objects.requireNonNull(enqueuedAt, "enqueuedAt");
             Objects.requireNonNull(state, "state");
         }
+
+        /** Equal when every field is, the body compared by content (a record would compare the array's identity). */
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Peeked p && id.equals(p.id) && java.util.Arrays.equals(body, p.body)
+                    && attributes.equals(p.attributes) && enqueuedAt.equals(p.enqueuedAt)
+                    && deliveryCount == p.deliveryCount && state == p.state;
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(id, java.util.Arrays.hashCode(body), attributes, enqueuedAt, deliveryCount, state);
+        }
+
+        /** Shows the body's size, not its content, which may be anything and is not for logs. */
+        @Override
+        public String toString() {
+            return "Peeked[id=" + id + ", body=" + body.length + " bytes, attributes=" + attributes + ", enqueuedAt="
+                    + enqueuedAt + ", deliveryCount=" + deliveryCount + ", state=" + state + "]";
+        }
     }
 }
