@@ -106,8 +106,11 @@ public final class MailboxCapabilities {
     /**
      * Whether the most recent delivery's receipt handle still acknowledges (deletes) a message after its
      * visibility timeout ended, as long as the message has not been delivered again, nacked or deleted since,
-     * as on SQS. A handle superseded by a later delivery is refused at once either way, and nack and extend
-     * always need the message in flight. See {@link Message}.
+     * as on SQS's standard queues. A handle superseded by a later delivery is refused at once either way, and nack
+     * and extend always need the message in flight. See {@link Message}. On a {@link #fifo() FIFO} mailbox the
+     * lapsed message is back at its group's head, and a late acknowledgement removes it from there, so the group
+     * goes on with its next message. SQS's FIFO queues expire a receipt handle with its visibility timeout, so an
+     * SQS FIFO mailbox answers {@code false}.
      *
      * @return whether a late acknowledgement by the most recent handle deletes the message
      */
