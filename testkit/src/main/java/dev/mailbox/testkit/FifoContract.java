@@ -375,7 +375,9 @@ abstract class FifoContract extends ContractGroup {
             run.forEach(Message::nack); // each used its one receive: the next receive moves it
         }
         assertThat(delivered).as("each message delivered once").isEqualTo(sent.size());
-        assertNothingVisible(m); // this receive moves whatever is left
+        for (int i = 0; i < sent.size(); i++) {
+            assertNothingVisible(m); // these receives move what is left (a backend may move one per receive)
+        }
 
         List<String> dead = new ArrayList<>();
         for (int i = 0; i < sent.size(); i++) {

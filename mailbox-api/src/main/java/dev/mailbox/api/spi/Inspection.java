@@ -74,7 +74,8 @@ public interface Inspection {
     /**
      * A mailbox's counts.
      *
-     * @param queued            messages a receive could take now
+     * @param queued            messages a receive could take now; on a FIFO mailbox also those waiting behind
+     *                          their group's messages in flight
      * @param inFlight          messages received and neither acknowledged nor back in the queue
      * @param delayed           messages waiting for a delay (or a nack's visibility timeout) to end
      * @param oldestAge         how long ago the oldest message was sent, or null when empty or unknown (SQS
