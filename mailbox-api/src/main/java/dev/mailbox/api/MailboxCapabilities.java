@@ -112,8 +112,11 @@ public final class MailboxCapabilities {
     /**
      * Whether the most recent delivery's receipt handle still acknowledges (deletes) a message after its
      * visibility timeout ended, as long as the message has not been delivered again, nacked or deleted since,
-     * as on SQS. A handle superseded by a later delivery is refused at once either way, and nack and extend
-     * always need the message in flight. See {@link Message}.
+     * as on SQS's standard queues. A handle superseded by a later delivery is refused at once either way, and nack
+     * and extend always need the message in flight. See {@link Message}. On a {@link #fifo() FIFO} mailbox the
+     * lapsed message is back at its group's head, and a late acknowledgement removes it from there, so the group
+     * goes on with its next message. SQS's FIFO queues expire a receipt handle with its visibility timeout, so an
+     * SQS FIFO mailbox answers {@code false}.
      *
      * @return whether a late acknowledgement by the most recent handle deletes the message
      */
@@ -223,6 +226,25 @@ public final class MailboxCapabilities {
      */
     public boolean durableDeduplication() {
         return durableDeduplication;
+    }
+
+    /** Capabilities are values: two with the same guarantees are equal, whichever mailbox reported them. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof MailboxCapabilities c && exactCount == c.exactCount && fifo == c.fifo
+                && detectsStaleAcknowledge == c.detectsStaleAcknowledge && capacity == c.capacity
+                && atomicDeadLetter == c.atomicDeadLetter && maxMessageBytes == c.maxMessageBytes
+                && timeGranularity.equals(c.timeGranularity) && extendedNames == c.extendedNames
+                && atomicFencing == c.atomicFencing && durableDeduplication == c.durableDeduplication
+                && visibilityOrder == c.visibilityOrder && fairness == c.fairness
+                && lateAcknowledge == c.lateAcknowledge;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(exactCount, fifo, detectsStaleAcknowledge, capacity, atomicDeadLetter, maxMessageBytes,
+                timeGranularity, extendedNames, atomicFencing, durableDeduplication, visibilityOrder, fairness,
+                lateAcknowledge);
     }
 
     @Override
