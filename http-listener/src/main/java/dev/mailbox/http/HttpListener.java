@@ -38,7 +38,10 @@ public interface HttpListener extends AutoCloseable {
     /** @return whether it serves TLS */
     boolean secure();
 
-    /** Stops listening and closes every connection; requests under way are cut off. Idempotent. */
+    /**
+     * Stops accepting connections; requests a handler is already serving get up to a second to be answered, then
+     * every connection is closed. Idempotent.
+     */
     @Override
     void close();
 

@@ -55,7 +55,12 @@ class HttpListenerTest {
     @DisplayName("exact paths, paths under a prefix and a fallback; 404 without one; HEAD answers without a body")
     void routes() throws Exception {
         HttpHandler ui = (request, responder) -> responder.respond(HttpResponse.text(200, "ui " + request.rawPath()));
-        try (HttpListener l = HttpListener.builder("test").route("/echo", ECHO).route("/ui/", ui).start()) {
+        HttpHandler length = (request, responder) -> responder.respond(HttpResponse.text(200, request.method() + " "
+                + request.contentLength() + " " + request.hasBody()));
+        try (HttpListener l = HttpListener.builder("test").route("/echo", ECHO).route("/ui/", ui)
+                .route("/length", length).start()) {
+            assertThat(send(l, "GET", "/length", "").body()).as("no body").isEqualTo("GET 0 false");
+            assertThat(send(l, "POST", "/length", "abc").body()).isEqualTo("POST 3 true");
             assertThat(send(l, "POST", "/echo?a=1&b=%20", "hello").body()).isEqualTo("POST /echo a=1&b=%20 hello");
             assertThat(send(l, "GET", "/ui/page/1", "").body()).isEqualTo("ui /ui/page/1");
             assertThat(send(l, "GET", "/echo/more", "").statusCode()).isEqualTo(404);

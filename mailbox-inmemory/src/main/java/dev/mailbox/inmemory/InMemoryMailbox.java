@@ -239,7 +239,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
                 .atomicDeadLetter(true).timeGranularity(Duration.ofNanos(1))
                 .maxMessageBytes(maxMessageBytes).extendedNames(true)
                 // this object is the queue: the fence and the ids are kept with the messages
-                .atomicFencing(true).durableDeduplication(true)
+                .atomicFencing(true).durableDeduplication(true).sharedDeliveryState(true).holdsRuns(fifo != null)
                 .build();
         this.tag = String.format("%08x", ThreadLocalRandom.current().nextInt());
         this.idPrefix = (tag + "-").getBytes(StandardCharsets.ISO_8859_1);
@@ -788,8 +788,10 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
     /**
      * {@inheritDoc}
      *
-     * <p>The counts are exact. The oldest message's age is exact up to {@value #OLDEST_SCAN} queued and as many
-     * delayed or in-flight messages; beyond, it is that of the oldest among those looked at.
+     * <p>The counts are exact. On a FIFO mailbox a message waiting behind an earlier one of its group that is in
+     * flight counts as queued (a receive takes it once its group is free), and one nacked with a timeout as delayed.
+     * The oldest message's age is exact up to {@value #OLDEST_SCAN} queued and as many delayed or in-flight
+     * messages; beyond, it is that of the oldest among those looked at.
      */
     @Override
     public Inspection.Stats inspect() {
@@ -799,18 +801,14 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
             long now = clock.nanoTime();
             // what is due but not yet promoted is queued for the next receive; nothing is promoted here
             long[] due = new long[2]; // in flight, waiting
-            long[] oldest = {Long.MAX_VALUE};
             timed.forEachDue(now, e -> due[e.state == Entry.IN_FLIGHT ? 0 : 1]++);
-            long queued = ready.size() + due[0] + due[1];
+            // timed holds every in-flight entry and every waiting one (delayed, or nacked with a timeout); the rest
+            // of what is held is queued, wherever it is kept (ready, a group's queue, a noisy tenant's set-aside)
             long inFlightNow = inFlightCount - due[0];
             long delayed = timed.size() - inFlightCount - due[1];
-            int n = 0;
-            for (Entry e : ready) {
-                oldest[0] = Math.min(oldest[0], e.enqueuedAtMillis);
-                if (++n >= OLDEST_SCAN) {
-                    break;
-                }
-            }
+            long queued = size - inFlightNow - delayed;
+            long[] oldest = {Long.MAX_VALUE};
+            forEachQueued(OLDEST_SCAN, e -> oldest[0] = Math.min(oldest[0], e.enqueuedAtMillis));
             for (int i = 0; i < Math.min(timed.size(), OLDEST_SCAN); i++) {
                 oldest[0] = Math.min(oldest[0], timed.at(i).enqueuedAtMillis);
             }
@@ -832,12 +830,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
             ensureOpen();
             long now = clock.nanoTime();
             List<Inspection.Peeked> out = new ArrayList<>(max);
-            for (Entry e : ready) {
-                if (out.size() == max) {
-                    return out;
-                }
-                out.add(peeked(e, Inspection.State.QUEUED));
-            }
+            forEachQueued(max, e -> out.add(peeked(e, Inspection.State.QUEUED)));
             // then the timed ones, soonest first: the k earliest of a heap, walked from its root, in O(k log k)
             java.util.PriorityQueue<Integer> next = new java.util.PriorityQueue<>(
                     (a, b) -> Long.compare(timed.at(a).dueNanos - now, timed.at(b).dueNanos - now));
@@ -857,6 +850,51 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
             return out;
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * Visits up to {@code max} queued entries (visible and not timed), in about the order receives would take
+     * them: on a standard mailbox ready's, then noisy tenants' set-aside ones; on a FIFO mailbox the groups that
+     * can deliver now, in turn, then the groups waiting for a message in flight. Entries deleted while visible (a
+     * late acknowledgement) and a FIFO group's entries nacked with a timeout (timed) are skipped.
+     */
+    private void forEachQueued(int max, java.util.function.Consumer<Entry> each) {
+        int[] n = {0};
+        java.util.function.Predicate<Entry> visit = e -> {
+            if (e.state != Entry.READY) {
+                return true;
+            }
+            each.accept(e);
+            return ++n[0] < max;
+        };
+        if (fifo == null) {
+            for (Entry e : ready) {
+                if (!visit.test(e)) {
+                    return;
+                }
+            }
+            for (Group g : parkedTenants) {
+                for (Entry e : g.queue) {
+                    if (!visit.test(e)) {
+                        return;
+                    }
+                }
+            }
+            return;
+        }
+        java.util.Set<Group> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (Iterable<Group> in : List.<Iterable<Group>>of(available, groups.values())) {
+            for (Group g : in) {
+                if (!seen.add(g)) {
+                    continue;
+                }
+                for (Entry e : g.queue) {
+                    if (!visit.test(e)) {
+                        return;
+                    }
+                }
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.mailbox.inmemory;
 
 import dev.mailbox.api.Codec;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.testkit.InspectionContract;
@@ -22,6 +23,11 @@ class InMemoryInspectionTest extends InspectionContract {
     @Override
     protected Mailbox<byte[]> mailbox(String name, RedrivePolicy policy) {
         return InMemoryMailbox.builder(name, Codec.bytes()).timeSource(clock).redrivePolicy(policy).build();
+    }
+
+    @Override
+    protected Mailbox<byte[]> fifoMailbox(String name) {
+        return InMemoryMailbox.builder(name, Codec.bytes()).timeSource(clock).fifo(FifoOptions.defaults()).build();
     }
 
     @Override

@@ -8,12 +8,14 @@ import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.api.SendOptions;
+import java.util.ArrayList;
 import dev.mailbox.api.spi.Inspection;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -36,6 +38,18 @@ public abstract class InspectionContract {
      * @return a new, empty mailbox of bytes with the policy
      */
     protected abstract Mailbox<byte[]> mailbox(String name, RedrivePolicy policy);
+
+    /**
+     * A FIFO mailbox for the FIFO tests of this contract; the default makes none, and those tests are then skipped,
+     * saying so. A backend with FIFO mailboxes overrides it.
+     *
+     * @param name a fresh name
+     * @return a new, empty FIFO mailbox of bytes (default {@link dev.mailbox.api.FifoOptions}) that implements
+     *         {@link Inspection}, or null if the backend has no FIFO mailboxes
+     */
+    protected Mailbox<byte[]> fifoMailbox(String name) {
+        return null;
+    }
 
     /**
      * Lets this much time pass for the mailboxes made here: a manual clock moves, or the test waits.
@@ -173,6 +187,92 @@ public abstract class InspectionContract {
             Inspection.Stats s = inspection(m).inspect();
             assertThat(s.deadLetterMailbox()).isEqualTo(dlq.name());
             assertThat(s.maxReceiveCount()).isEqualTo(3);
+        }
+    }
+
+    /** Receives exactly {@code n} messages with a long visibility timeout, in as many receives as it takes. */
+    private static List<Message<byte[]>> take(Mailbox<byte[]> m, int n) {
+        List<Message<byte[]>> got = new ArrayList<>();
+        for (int i = 0; i < 100 && got.size() < n; i++) {
+            got.addAll(m.receive(ReceiveOptions.defaults().withMaxMessages(Math.min(10, n - got.size()))
+                    .withVisibilityTimeout(Duration.ofMinutes(1)).withWaitTime(Duration.ofSeconds(1))));
+        }
+        assertThat(got).as("messages received").hasSize(n);
+        return got;
+    }
+
+    @Test
+    @DisplayName("a message acknowledged late, after it was visible again, is neither counted nor peeked")
+    void lateAcknowledgedGone() {
+        try (Mailbox<byte[]> m = mailbox(fresh("late"))) {
+            Assumptions.assumeTrue(m.capabilities().lateAcknowledge(), "the backend has no late acknowledgement");
+            m.send(bytes("x"));
+            Message<byte[]> x = m.receive(ReceiveOptions.defaults().withVisibilityTimeout(shortTime())).get(0);
+            elapse(shortTime().multipliedBy(2));
+            m.send(bytes("y")); // a backend may move the lapsed x back to its queue now
+            x.acknowledge();
+
+            Inspection.Stats s = inspection(m).inspect();
+            assertThat(s.queued()).isEqualTo(1);
+            assertThat(s.inFlight()).isZero();
+            assertThat(s.total()).isEqualTo(m.approximateCount()).isEqualTo(1);
+            assertThat(inspection(m).peek(10)).extracting(p -> text(p.body())).containsExactly("y");
+        }
+    }
+
+    @Test
+    @DisplayName("a tenant's queued messages count as queued while it has many in flight (whatever fairness does with them)")
+    void noisyTenantCounted() {
+        try (Mailbox<byte[]> m = mailbox(fresh("tenants"))) {
+            SendOptions noisy = SendOptions.defaults().withGroupId("noisy");
+            for (int i = 0; i < 4; i++) {
+                m.sendBatch(List.of(bytes("n"), bytes("n"), bytes("n"), bytes("n"), bytes("n"), bytes("n"), bytes("n"),
+                        bytes("n"), bytes("n"), bytes("n")), noisy);
+            }
+            take(m, 30);
+            m.send(bytes("q"), SendOptions.defaults().withGroupId("quiet"));
+            take(m, 1); // on a fair mailbox this sets the noisy tenant's queued messages aside
+
+            Inspection.Stats s = inspection(m).inspect();
+            assertThat(s.inFlight()).isEqualTo(31);
+            assertThat(s.queued()).isEqualTo(10);
+            assertThat(s.total()).isEqualTo(m.approximateCount()).isEqualTo(41);
+            assertThat(inspection(m).peek(100)).hasSize(41).filteredOn(p -> p.state() == Inspection.State.QUEUED)
+                    .hasSize(10);
+        }
+    }
+
+    @Test
+    @DisplayName("FIFO: a message behind its group's message in flight counts as queued, one nacked with a timeout as delayed")
+    void fifoCounts() {
+        Mailbox<byte[]> made = fifoMailbox(fresh("fifo"));
+        Assumptions.assumeTrue(made != null, () -> getClass().getSimpleName() + " makes no FIFO mailboxes");
+        try (Mailbox<byte[]> m = made) {
+            m.sendBatch(List.of(bytes("a1"), bytes("a2")), SendOptions.defaults().withGroupId("a"));
+            Message<byte[]> a1 = m.receive(ReceiveOptions.defaults().withVisibilityTimeout(Duration.ofMinutes(1))).get(0);
+            assertThat(text(a1.body())).isEqualTo("a1");
+            m.send(bytes("b1"), SendOptions.defaults().withGroupId("b"));
+
+            Inspection.Stats s = inspection(m).inspect();
+            assertThat(s.queued()).as("a2, held back by a1, and b1").isEqualTo(2);
+            assertThat(s.inFlight()).isEqualTo(1);
+            assertThat(s.delayed()).isZero();
+            assertThat(s.total()).isEqualTo(m.approximateCount()).isEqualTo(3);
+            List<Inspection.Peeked> seen = inspection(m).peek(10);
+            assertThat(seen).extracting(p -> text(p.body()) + "/" + p.state()).containsExactlyInAnyOrder("a1/IN_FLIGHT",
+                    "a2/QUEUED", "b1/QUEUED");
+            assertThat(seen.get(2).state()).as("queued ones first").isEqualTo(Inspection.State.IN_FLIGHT);
+
+            a1.nack(Duration.ofMinutes(1));
+            s = inspection(m).inspect();
+            assertThat(s.queued()).isEqualTo(2);
+            assertThat(s.inFlight()).isZero();
+            assertThat(s.delayed()).isEqualTo(1);
+            assertThat(inspection(m).peek(10)).extracting(p -> text(p.body()) + "/" + p.state())
+                    .containsExactlyInAnyOrder("a1/DELAYED", "a2/QUEUED", "b1/QUEUED");
+
+            List<Message<byte[]>> next = m.receive(ReceiveOptions.defaults().withMaxMessages(10));
+            assertThat(next).as("group a waits for a1's nack timeout").extracting(x -> text(x.body())).containsExactly("b1");
         }
     }
 

@@ -205,8 +205,8 @@ final class GuardedConnector extends ServerConnector {
         }
 
         @Override
-        protected void onAcceptFailed(SelectableChannel channel, Throwable cause) {
-            super.onAcceptFailed(channel, cause);
+        protected void onAcceptFailed(SelectableChannel channel, Throwable cause, Object attachment) {
+            super.onAcceptFailed(channel, cause, attachment);
             forget(channel);
         }
 

@@ -46,8 +46,18 @@ import org.slf4j.LoggerFactory;
 public final class JettyListener implements HttpListener {
 
     private static final Logger LOG = LoggerFactory.getLogger(JettyListener.class);
-    private static final HttpHandler NOT_FOUND = (request, responder) ->
-            responder.respond(HttpResponse.text(404, "not found: " + request.rawPath() + "\n"));
+    /** Answers from the headers: a body sent to a path nobody serves is never read. */
+    private static final HttpHandler NOT_FOUND = new HttpHandler() {
+        @Override
+        public HttpResponse admit(HttpRequest head) {
+            return HttpResponse.text(404, "not found: " + head.rawPath() + "\n");
+        }
+
+        @Override
+        public void handle(HttpRequest request, dev.mailbox.http.HttpResponder responder) {
+            responder.respond(admit(request));
+        }
+    };
 
     private final String name;
     private final HttpLimits limits;
@@ -101,7 +111,7 @@ public final class JettyListener implements HttpListener {
         this.workerSlots = new Semaphore(limits.workerThreads() + limits.workerQueue());
 
         // I/O only: handlers run on the workers, so these threads never wait for a client or a handler
-        QueuedThreadPool io = new QueuedThreadPool(16, 2, 60_000);
+        QueuedThreadPool io = new QueuedThreadPool(8, 2, 60_000);
         io.setName(name + "-http");
         io.setDaemon(true);
         io.setReservedThreads(0);
@@ -207,6 +217,15 @@ public final class JettyListener implements HttpListener {
             return;
         }
         closed = true;
+        // no new connections; requests already with a worker get up to a second to be answered, new ones on open
+        // connections are refused as the workers no longer take any; then everything is closed
+        connector.setAccepting(false);
+        workers.shutdown();
+        try {
+            workers.awaitTermination(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         stopQuietly();
         workers.shutdownNow();
     }

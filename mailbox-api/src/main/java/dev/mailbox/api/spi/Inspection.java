@@ -74,7 +74,8 @@ public interface Inspection {
     /**
      * A mailbox's counts.
      *
-     * @param queued            messages a receive could take now
+     * @param queued            messages a receive could take now; on a FIFO mailbox also those waiting behind
+     *                          their group's messages in flight
      * @param inFlight          messages received and neither acknowledged nor back in the queue
      * @param delayed           messages waiting for a delay (or a nack's visibility timeout) to end
      * @param oldestAge         how long ago the oldest message was sent, or null when empty or unknown (SQS
@@ -132,6 +133,26 @@ public interface Inspection {
             attributes = Map.copyOf(attributes);
             Objects.requireNonNull(enqueuedAt, "enqueuedAt");
             Objects.requireNonNull(state, "state");
+        }
+
+        /** Equal when every field is, the body compared by content (a record would compare the array's identity). */
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Peeked p && id.equals(p.id) && java.util.Arrays.equals(body, p.body)
+                    && attributes.equals(p.attributes) && enqueuedAt.equals(p.enqueuedAt)
+                    && deliveryCount == p.deliveryCount && state == p.state;
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(id, java.util.Arrays.hashCode(body), attributes, enqueuedAt, deliveryCount, state);
+        }
+
+        /** Shows the body's size, not its content, which may be anything and is not for logs. */
+        @Override
+        public String toString() {
+            return "Peeked[id=" + id + ", body=" + body.length + " bytes, attributes=" + attributes + ", enqueuedAt="
+                    + enqueuedAt + ", deliveryCount=" + deliveryCount + ", state=" + state + "]";
         }
     }
 }

@@ -102,6 +102,8 @@ public final class MailboxNode implements AutoCloseable {
     private final NodeInfo info;
     private final Duration registrationTtl;
     private volatile @Nullable Lease registration;
+    /** When the registration was last granted or renewed ({@link System#nanoTime}), for {@link #registered}. */
+    private volatile long registeredNanos;
     private volatile long heartbeatMillis = 1_000;
     private volatile boolean closed;
 
@@ -211,6 +213,7 @@ public final class MailboxNode implements AutoCloseable {
     private void register() {
         CoordinationClient c = Objects.requireNonNull(coordinator);
         Registration r = c.nodes().register(info, registrationTtl);
+        registeredNanos = System.nanoTime();
         registration = r.lease();
         heartbeatMillis = registrationTtl.isZero()
                 ? c.namespaces().policy(CoordinationLimits.NODES_NAMESPACE).heartbeatInterval().toMillis()
@@ -231,7 +234,9 @@ public final class MailboxNode implements AutoCloseable {
                 register();
                 return;
             }
-            registration = c.leases().renew(lease);
+            Lease renewed = c.leases().renew(lease);
+            registeredNanos = System.nanoTime();
+            registration = renewed;
         } catch (CoordinationException e) {
             if (!e.isRetryable()) {
                 // marked down (our lease ended): register again, which brings the node back up
@@ -504,6 +509,28 @@ public final class MailboxNode implements AutoCloseable {
     /** @return the current registration lease, or empty while not registered */
     public Optional<Lease> registration() {
         return Optional.ofNullable(registration);
+    }
+
+    /** @return whether {@link #close} has been called */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * Whether the cluster counts this node as up, as far as the node can tell: it has no coordinator (it serves
+     * alone), or its registration was granted or renewed within the registration lease's TTL. A node whose
+     * heartbeats have failed for longer than that may have been marked down by the coordinators, so callers are
+     * no longer routed to it: a readiness probe should say so.
+     *
+     * @return whether the node is registered and its registration is fresh
+     */
+    public boolean registered() {
+        if (coordinator == null) {
+            return true;
+        }
+        Lease lease = registration;
+        return lease != null && !closed && lease.state() == dev.mailbox.coordination.LeaseState.ACTIVE
+                && System.nanoTime() - registeredNanos < TimeUnit.MILLISECONDS.toNanos(Math.max(1, lease.ttlMillis()));
     }
 
     /**

@@ -136,15 +136,26 @@ public final class RouteHub {
      * Adds a watcher: it will be sent what it missed since {@code fromRevision} if this node still has it,
      * else a snapshot of the table, as its stream takes them (see {@link Sink#attach}).
      *
+     * <p>A revision is a log index, and resuming after it only makes sense in the history it came from. A
+     * watcher that names a revision beyond every entry this node holds ({@code lastLogIndex}) saw a history this
+     * node does not have (the cluster was rebuilt from a backup, whose log starts again from the beginning, or
+     * it watched another cluster); and one that names a revision this node has applied past without a route
+     * change there saw another history too. Resuming would hold back every change up to that revision, so both
+     * get a snapshot (issue 30, finding 8). A revision this node holds but has not applied yet (a follower a
+     * little behind) resumes as before: the changes arrive as it applies them.
+     *
      * @param fromRevision the last revision the watcher saw, or 0 for a snapshot
+     * @param lastLogIndex the index of the last entry in this node's log (written, perhaps not applied yet)
      * @param table        the current table
      * @param sink         where the events go
      * @return removes the watcher
      */
-    Runnable subscribe(long fromRevision, LeaseTable table, Sink sink) {
+    Runnable subscribe(long fromRevision, long lastLogIndex, LeaseTable table, Sink sink) {
         Watcher w = new Watcher(sink);
+        boolean sameHistory = fromRevision <= Math.max(lastLogIndex, table.appliedIndex())
+                && !(fromRevision > table.routesRevision() && fromRevision <= table.appliedIndex());
         synchronized (lock) {
-            if (fromRevision > 0 && fromRevision >= resumableFrom) {
+            if (fromRevision > 0 && fromRevision >= resumableFrom && sameHistory) {
                 w.phase = CATCHING_UP;
                 w.cursor = firstAfter(fromRevision);
                 w.seen = fromRevision;

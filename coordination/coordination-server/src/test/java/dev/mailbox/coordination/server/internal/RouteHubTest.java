@@ -81,7 +81,7 @@ class RouteHubTest {
 
     private Recording watch(boolean parts, long from) {
         Recording r = new Recording(parts);
-        hub.subscribe(from, table, r);
+        hub.subscribe(from, table.appliedIndex(), table, r);
         r.pump.run();
         return r;
     }
