@@ -113,13 +113,21 @@ final class NodeBackend implements MailboxBackend, AutoCloseable {
             case REDIS -> RedisMailbox.builder(mailboxId, Codec.bytes()).client(java.util.Objects.requireNonNull(redis))
                     .build();
             case SQS -> {
-                String bad = dev.mailbox.api.Limits.mailboxNameProblem(mailboxId, false);
+                // the id is the queue's name; SqsMailbox names a FIFO mailbox without the suffix its queue has
+                boolean fifo = dev.mailbox.coordination.CoordinationLimits.isFifoMailbox(mailboxId);
+                String name = fifo ? mailboxId.substring(0, mailboxId.length()
+                        - dev.mailbox.coordination.CoordinationLimits.FIFO_SUFFIX.length()) : mailboxId;
+                String bad = dev.mailbox.api.Limits.mailboxNameProblem(name, false);
                 if (bad != null) {
                     throw new IllegalArgumentException("mailbox '" + mailboxId + "' cannot be an SQS queue (" + bad
-                            + "): on an SQS-backed node use bare mailbox ids such as 'orders'");
+                            + "): on an SQS-backed node use bare mailbox ids such as 'orders' (or 'orders.fifo')");
                 }
-                yield SqsMailbox.builder(mailboxId, Codec.bytes()).client(java.util.Objects.requireNonNull(sqs))
-                        .createIfMissing(createQueues).build();
+                SqsMailbox.Builder<byte[]> b = SqsMailbox.builder(name, Codec.bytes())
+                        .client(java.util.Objects.requireNonNull(sqs)).createIfMissing(createQueues);
+                if (fifo) {
+                    b.fifo(dev.mailbox.api.FifoOptions.defaults());
+                }
+                yield b.build();
             }
         };
     }

@@ -64,6 +64,23 @@ class BackendUriTest {
     }
 
     @Test
+    @DisplayName("a node's SQS backend opens an id ending with .fifo as a FIFO mailbox on the queue of that name")
+    void sqsFifoByName() {
+        ElasticMqServer server = ElasticMqServer.shared();
+        String queue = "node-" + UUID.randomUUID().toString().substring(0, 8);
+        try (NodeBackend sqs = NodeBackend.parse("sqs://?region=us-east-1&create&endpoint=" + server.endpoint())) {
+            try (var fifo = sqs.open(queue + ".fifo"); var standard = sqs.open(queue)) {
+                assertThat(fifo.capabilities().fifo()).isTrue();
+                assertThat(standard.capabilities().fifo()).isFalse();
+                fifo.send("x".getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                        dev.mailbox.api.SendOptions.defaults().withGroupId("g"));
+                assertThat(fifo.approximateCount()).isEqualTo(1);
+                assertThat(standard.approximateCount()).as("another queue").isZero();
+            }
+        }
+    }
+
+    @Test
     @DisplayName("a backend URI's password never shows where the node prints its backend")
     void passwordHidden() {
         try (NodeBackend redis = NodeBackend.parse("redis://default:hunter2@127.0.0.1:6379/0");

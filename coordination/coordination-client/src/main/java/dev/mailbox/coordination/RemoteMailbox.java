@@ -302,7 +302,9 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
                     .extendedNames(reply.getExtendedNames()).atomicFencing(reply.getAtomicFencing())
                     .durableDeduplication(reply.getDurableDeduplication())
                     .lateAcknowledge(reply.getLateAcknowledge()).fifo(reply.getFifo()).fairness(reply.getFairness())
-                    .contentBasedDeduplication(reply.getContentBasedDeduplication()).build();
+                    .contentBasedDeduplication(reply.getContentBasedDeduplication()).holdsRuns(reply.getHoldsRuns())
+                    // every object reaches the owner's one hosted object, so what that object keeps is shared
+                    .sharedDeliveryState(reply.getSharedDeliveryState()).build();
             capabilities = c;
         }
         return c;

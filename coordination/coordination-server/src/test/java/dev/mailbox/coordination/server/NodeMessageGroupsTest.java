@@ -69,9 +69,12 @@ class NodeMessageGroupsTest {
             assertThat(f.fairness()).isFalse();
             assertThat(f.contentBasedDeduplication()).isFalse();
             assertThat(f.lateAcknowledge()).isTrue();
+            assertThat(f.holdsRuns()).as("the hosted memory mailbox holds runs").isTrue();
+            assertThat(f.sharedDeliveryState()).isTrue();
             MailboxCapabilities s = standard.capabilities();
             assertThat(s.fifo()).isFalse();
             assertThat(s.fairness()).isTrue();
+            assertThat(s.holdsRuns()).isFalse();
 
             assertThatThrownBy(() -> fifo.send("no group")).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("jobs.fifo@node-n").hasMessageContaining("group id");
@@ -198,6 +201,10 @@ class NodeMessageGroupsTest {
                         .as("another send of the same body: no content-based deduplication here").isNotEqualTo(first);
                 assertThat(plain.approximateCount()).isEqualTo(2);
 
+                try (RemoteMailbox<String> remote = RemoteMailbox.builder("content.fifo@node-c", Codec.utf8())
+                        .node(node.address()).build()) {
+                    assertThat(remote.capabilities().contentBasedDeduplication()).isTrue();
+                }
                 SendRequest byContent = send.toBuilder().setMailbox("content.fifo@node-c").build();
                 String kept = stub.send(byContent).getMessageIds(0);
                 assertThat(stub.send(byContent.toBuilder().setRequestId("client:2").build()).getMessageIds(0))

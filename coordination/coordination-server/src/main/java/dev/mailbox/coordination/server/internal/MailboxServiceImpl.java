@@ -775,7 +775,8 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
                         .setExtendedNames(c.extendedNames()).setAtomicFencing(c.atomicFencing())
                         .setDurableDeduplication(c.durableDeduplication())
                         .setLateAcknowledge(c.lateAcknowledge()).setFifo(c.fifo()).setFairness(c.fairness())
-                        .setContentBasedDeduplication(c.contentBasedDeduplication()).build();
+                        .setContentBasedDeduplication(c.contentBasedDeduplication()).setHoldsRuns(c.holdsRuns())
+                        .setSharedDeliveryState(c.sharedDeliveryState()).build();
             }, out);
         }
     }
