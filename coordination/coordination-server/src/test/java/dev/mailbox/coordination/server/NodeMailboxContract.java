@@ -27,9 +27,25 @@ import org.jspecify.annotations.Nullable;
  * hosts comes from {@link #hostedMailbox}, so each backend runs the contract through a node in a subclass of a
  * few lines; the kit's FIFO, fairness and late-acknowledgement groups run wherever the hosted mailbox
  * declares them, carried by the data plane (group ids, sequence numbers, capabilities). Memory:
- * {@link RemoteMailboxContractTest}. Redis, once its FIFO mailboxes are in (issue 31), is one more subclass whose
- * {@code hostedMailbox} builds a {@code RedisMailbox} from the spec as {@code RedisContractTest} does (with
- * {@code .fifo(spec.fifo())}), and which keeps the kit's real-time defaults instead of the manual clock.
+ * {@link RemoteMailboxContractTest}. Redis, once its FIFO mailboxes are in (issue 31), is one more subclass (with
+ * {@code mailbox-redis} as a test dependency), keeping the kit's real-time defaults:
+ *
+ * <pre>{@code
+ * class RedisNodeMailboxContractTest extends NodeMailboxContract {
+ *     static final RedisServerProcess REDIS = RedisServerProcess.start();   // testkit; stopped at exit
+ *     static final JedisPooled CLIENT = new JedisPooled(REDIS.host(), REDIS.port());
+ *
+ *     protected Mailbox<byte[]> hostedMailbox(MailboxSpec<?> spec, @Nullable Mailbox<byte[]> deadLetters) {
+ *         RedisMailbox.Builder<byte[]> b = RedisMailbox.builder(spec.name(), Codec.bytes()).client(CLIENT)
+ *                 .capacity(spec.capacity()).maxMessageBytes(spec.maxMessageBytes());
+ *         if (spec.fifo() != null) b.fifo(spec.fifo());
+ *         if (deadLetters != null) b.redrivePolicy(RedrivePolicy.of(spec.redrivePolicy().maxReceiveCount(), deadLetters));
+ *         return b.build();
+ *     }
+ *
+ *     protected Duration tick() { return Duration.ofMillis(500); }   // as RedisContractTest
+ * }
+ * }</pre>
  */
 abstract class NodeMailboxContract extends MailboxContract {
 
