@@ -61,6 +61,16 @@ class HttpListenerTest {
                 .route("/length", length).start()) {
             assertThat(send(l, "GET", "/length", "").body()).as("no body").isEqualTo("GET 0 false");
             assertThat(send(l, "POST", "/length", "abc").body()).isEqualTo("POST 3 true");
+            // as a browser sends a GET: neither Content-Length nor Transfer-Encoding, so no body (Jetty says -1)
+            try (Socket s = HostileHttp.connect(l.address(), LOCAL, null)) {
+                HostileHttp.write(s, "GET /length HTTP/1.1\r\nHost: x\r\n\r\n");
+                assertThat(HostileHttp.readAnswer(s, Duration.ofSeconds(5))).endsWith("GET 0 false");
+            }
+            try (Socket s = HostileHttp.connect(l.address(), LOCAL, null)) {
+                HostileHttp.write(s, "POST /length HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        + "3\r\nabc\r\n0\r\n\r\n");
+                assertThat(HostileHttp.readAnswer(s, Duration.ofSeconds(5))).as("chunked").endsWith("POST -1 true");
+            }
             assertThat(send(l, "POST", "/echo?a=1&b=%20", "hello").body()).isEqualTo("POST /echo a=1&b=%20 hello");
             assertThat(send(l, "GET", "/ui/page/1", "").body()).isEqualTo("ui /ui/page/1");
             assertThat(send(l, "GET", "/echo/more", "").statusCode()).isEqualTo(404);

@@ -310,7 +310,13 @@ public final class JettyListener implements HttpListener {
         java.net.SocketAddress remote = request.getConnectionMetaData().getRemoteSocketAddress();
         InetSocketAddress from = remote instanceof InetSocketAddress i ? i : new InetSocketAddress(0);
         String path = request.getHttpURI().getPath();
+        // Jetty answers -1 both for a chunked body and for a request that declares no body at all (a plain GET);
+        // HTTP/1.1 says only a Transfer-Encoding makes a body without a Content-Length, so the latter has none
+        long length = request.getLength();
+        if (length < 0 && !headers.containsKey("transfer-encoding")) {
+            length = 0;
+        }
         return new HttpRequest(request.getMethod(), path == null || path.isEmpty() ? "/" : path,
-                request.getHttpURI().getQuery(), headers, from, request.isSecure(), request.getLength(), new byte[0]);
+                request.getHttpURI().getQuery(), headers, from, request.isSecure(), length, new byte[0]);
     }
 }
