@@ -147,7 +147,9 @@ class MailboxNodeTest {
                 remote.send("second");
                 TestingCluster.await(PATIENCE, () -> !forwarder.peerAddresses().contains(oldAddress),
                         "the channel to the old address closed");
-                assertThat(forwarder.peerAddresses()).as("the new address is the only peer").containsExactly(moved.address());
+                // the channel to the new address may itself have closed by now (idle 300 ms on a slow machine),
+                // so the check is that no other peer is held
+                assertThat(forwarder.peerAddresses()).as("no peer but the new address").isSubsetOf(moved.address());
             } finally {
                 remote.close();
             }
