@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.FencedException;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxCapabilities;
@@ -174,7 +175,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
     };
 
     /** The key layout these scripts read and write; see the class comment for its history. */
-    static final int LAYOUT_VERSION = 2;
+    static final int LAYOUT_VERSION = 3;
 
     private static final ObjectMapper ATTRIBUTES = new ObjectMapper();
     private static final TypeReference<LinkedHashMap<String, String>> ATTRIBUTE_MAP = new TypeReference<>() { };
@@ -203,6 +204,16 @@ public final class RedisMailbox<T> implements Mailbox<T> {
     private final @Nullable RedisMailbox<?> deadLetters;
     private final int maxReceiveCount;
     private final ReceiveOptions defaults;
+    /** The FIFO settings, or null for a standard mailbox. */
+    private final @Nullable FifoOptions fifo;
+    private final Scripts send;
+    private final Scripts receive;
+    private final Scripts ack;
+    private final Scripts nack;
+    private final Scripts extend;
+    private final byte[] kindKey;
+    /** Whether this object's kind was checked against the mailbox's in Redis (see {@link #ensureOpen}). */
+    private volatile boolean kindChecked;
     private final MailboxCapabilities capabilities;
     private final WakeHub hub;
     private volatile boolean closed;
@@ -236,8 +247,17 @@ public final class RedisMailbox<T> implements Mailbox<T> {
             this.receiveKeys = keys;
         }
         this.defaults = b.defaults;
+        this.fifo = b.fifo;
+        boolean f = fifo != null;
+        this.send = f ? Scripts.SEND_FIFO : Scripts.SEND;
+        this.receive = f ? Scripts.RECEIVE_FIFO : Scripts.RECEIVE;
+        this.ack = f ? Scripts.ACK_FIFO : Scripts.ACK;
+        this.nack = f ? Scripts.NACK_FIFO : Scripts.NACK;
+        this.extend = f ? Scripts.EXTEND_FIFO : Scripts.EXTEND;
+        this.kindKey = bytes(base + "kind");
         this.capabilities = MailboxCapabilities.builder()
-                .exactCount(true).visibilityOrder(true).detectsStaleAcknowledge(true).capacity(true).atomicDeadLetter(true)
+                .fifo(f).fairness(!f)
+                .exactCount(true).visibilityOrder(!f).detectsStaleAcknowledge(true).capacity(true).atomicDeadLetter(true)
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofMillis(1)).extendedNames(true)
                 .atomicFencing(true).durableDeduplication(true).lateAcknowledge(true)
                 .build();
@@ -302,27 +322,52 @@ public final class RedisMailbox<T> implements Mailbox<T> {
 
     private List<String> sendAll(List<? extends T> bodies, SendOptions options, boolean batch) {
         Objects.requireNonNull(options, "options");
+        if (fifo != null) {
+            Limits.requireFifoSend(name, options);
+        }
         String deduplicationId = options.deduplicationId();
+        String groupId = options.groupId();
+        List<byte[]> encoded = new ArrayList<>(bodies.size());
+        for (T body : bodies) {
+            encoded.add(Bodies.encode(codec, body, options.attributes(), maxMessageBytes, name));
+        }
+        boolean byContent = fifo != null && deduplicationId == null && fifo.contentBasedDeduplication();
         List<byte[]> sendKeys = keys;
-        if (deduplicationId != null) {
+        if (deduplicationId != null || byContent) {
+            // the group scope puts the group before the id: neither holds a space
+            String scope = fifo != null && fifo.deduplicationScope() == FifoOptions.DeduplicationScope.GROUP
+                    ? groupId + " " : "";
             sendKeys = new ArrayList<>(keys.size() + bodies.size());
             sendKeys.addAll(keys);
             for (int i = 0; i < bodies.size(); i++) {
-                sendKeys.add(bytes(deduplicationKey(batch ? deduplicationId + "/" + i : deduplicationId)));
+                String id = byContent ? FifoOptions.contentDeduplicationId(encoded.get(i))
+                        : batch ? deduplicationId + "/" + i : deduplicationId;
+                sendKeys.add(bytes(deduplicationKey(scope + id)));
             }
         }
-        List<byte[]> args = new ArrayList<>(6 + bodies.size());
+        byte[] window = sendKeys == keys ? ZERO : DEDUPLICATION_WINDOW_MS;
+        List<byte[]> args = new ArrayList<>(7 + bodies.size());
         args.add(channelBytes);
         args.add(ttlMs);
-        args.add(bytes(millisRoundedUp(options.delay())));
-        args.add(bytes(capacity));
-        args.add(encodeAttributes(options.attributes()));
-        args.add(deduplicationId == null ? ZERO : DEDUPLICATION_WINDOW_MS);
-        for (T body : bodies) {
-            args.add(Bodies.encode(codec, body, options.attributes(), maxMessageBytes, name));
+        Scripts script = send;
+        if (fifo != null) { // no delay: refused above
+            args.add(bytes(capacity));
+            args.add(encodeAttributes(options.attributes()));
+            args.add(window);
+            args.add(bytes(groupId));
+        } else {
+            args.add(bytes(millisRoundedUp(options.delay())));
+            args.add(bytes(capacity));
+            args.add(encodeAttributes(options.attributes()));
+            args.add(window);
+            if (groupId != null) {
+                script = Scripts.SEND_TENANT;
+                args.add(bytes(groupId));
+            }
         }
+        args.addAll(encoded);
         ensureOpen();
-        Object reply = Scripts.SEND.run(client, name, sendKeys, args);
+        Object reply = script.run(client, name, sendKeys, args);
         if (reply instanceof Long code) { // -n: no room for the n messages not sent before
             throw new MailboxFullException(name, capacity, (int) -code);
         }
@@ -401,7 +446,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
             long seen = hub.generation();
             List<?> reply;
             try {
-                reply = (List<?>) Scripts.RECEIVE.run(client, name, receiveKeys, args);
+                reply = (List<?>) receive.run(client, name, receiveKeys, args);
                 outage = null;
             } catch (RuntimeException e) {
                 // the first call fails fast; a wait already under way rides out an outage until it ends
@@ -422,7 +467,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
                 args.set(2, bytes(epoch));
                 args.set(3, bytes(epoch));
             }
-            if (reply != null && (reply.size() > 3 || waitNanos == 0)) {
+            if (reply != null && (messageCount(reply) > 0 || waitNanos == 0)) {
                 return messages(reply, epoch);
             }
             long remainingMs = TimeUnit.NANOSECONDS.toMillis(start + waitNanos - System.nanoTime());
@@ -460,19 +505,52 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         }
     }
 
+    /** @return how many messages a receive script's reply holds (see receive.lua for its layout) */
+    private static int messageCount(List<?> reply) {
+        return (reply.size() - 3) / 6;
+    }
+
     private List<Message<T>> messages(List<?> reply, long epoch) {
-        int n = (reply.size() - 3) / 6;
+        int n = messageCount(reply);
         if (n == 0) {
             return List.of();
         }
+        // after the messages, a FIFO receive adds (group, original id) per message; a standard one adds
+        // the tenant per message, only if one has a tenant
+        List<?> extra = (reply.size() - 3) % 6 == 1 ? (List<?>) reply.get(reply.size() - 1) : null;
         List<Message<T>> out = new ArrayList<>(n);
-        for (int i = 3; i < reply.size(); i += 6) {
+        for (int k = 0; k < n; k++) {
+            int i = 3 + 6 * k;
+            String id = string(reply.get(i));
+            String shownId = id;
+            String groupId = null;
+            String sequenceNumber = null;
+            if (fifo != null) {
+                groupId = string(Objects.requireNonNull(extra).get(2 * k));
+                String original = string(extra.get(2 * k + 1));
+                if (!original.isEmpty()) {
+                    shownId = original;
+                }
+                sequenceNumber = sequenceNumber(id);
+            } else if (extra != null) {
+                String tenant = string(extra.get(k));
+                groupId = tenant.isEmpty() ? null : tenant;
+            }
             byte[] body = (byte[]) reply.get(i + 1);
-            out.add(new RedisMessage<>(this, string(reply.get(i)), string(reply.get(i + 4)), epoch,
+            out.add(new RedisMessage<>(this, id, shownId, string(reply.get(i + 4)), epoch,
                     (int) (long) (Long) reply.get(i + 3), (Long) reply.get(i + 2),
-                    decodeAttributes((byte[]) reply.get(i + 5)), Bodies.decode(codec, body)));
+                    decodeAttributes((byte[]) reply.get(i + 5)), Bodies.decode(codec, body), groupId, sequenceNumber));
         }
         return out;
+    }
+
+    /**
+     * The sequence number of a FIFO message: its id is the mailbox's id counter in hex, given here in 20
+     * decimal digits, so text order is numeric order (as the in-memory mailbox numbers its messages).
+     */
+    static String sequenceNumber(String id) {
+        String digits = Long.toUnsignedString(Long.parseUnsignedLong(id, 16));
+        return "0".repeat(20 - digits.length()) + digits;
     }
 
     /**
@@ -504,7 +582,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         }
         ensureOpen();
         List<Message<T>> stale = new ArrayList<>();
-        reportStale(settling, (List<?>) Scripts.ACK.run(client, name, keys, args), stale::add);
+        reportStale(settling, (List<?>) ack.run(client, name, keys, args), stale::add);
         return stale;
     }
 
@@ -640,7 +718,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
     void acknowledge(String id, String token, String handle, long epoch) {
         ensureOpen();
         byte[] e = bytes(epoch);
-        List<?> codes = (List<?>) Scripts.ACK.run(client, name, keys,
+        List<?> codes = (List<?>) ack.run(client, name, keys,
                 List.of(channelBytes, ttlMs, e, e, bytes(id), bytes(token)));
         requireCurrent(handle, id, (Long) codes.get(0));
     }
@@ -648,7 +726,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
     void changeVisibility(String id, String token, String handle, long epoch, Duration timeout, boolean nack) {
         Limits.requireVisibilityTimeout(timeout, nack ? "visibilityTimeout" : "timeout");
         ensureOpen();
-        Object code = (nack ? Scripts.NACK : Scripts.EXTEND).run(client, name, keys, List.of(channelBytes, ttlMs,
+        Object code = (nack ? this.nack : extend).run(client, name, keys, List.of(channelBytes, ttlMs,
                 bytes(epoch), bytes(id), bytes(token), bytes(millisRoundedUp(timeout))));
         requireCurrent(handle, id, (Long) code);
     }
@@ -670,10 +748,39 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         throw new IllegalArgumentException("message " + m.id() + " was not received from mailbox '" + name + "'");
     }
 
+    /**
+     * Before any call: the mailbox is open, and, the first time, its kind in Redis (FIFO or standard) is
+     * this object's (kind.lua). A mailbox never changes kind, and objects of both kinds on one mailbox
+     * would each miss the other's messages. One round trip per object, and its dead-letter mailbox's.
+     */
     private void ensureOpen() {
         if (closed) {
             throw new MailboxClosedException(name);
         }
+        ensureKind();
+    }
+
+    private void ensureKind() {
+        if (kindChecked) {
+            return;
+        }
+        String wanted = fifo != null ? "fifo" : "standard";
+        List<byte[]> k = new ArrayList<>(keys.size() + 1);
+        k.addAll(keys);
+        k.add(kindKey);
+        String stored = string(Scripts.KIND.run(client, name, k, List.of(channelBytes, ttlMs, bytes(wanted))));
+        if (!stored.equals(wanted)) {
+            boolean isFifo = stored.equals("fifo");
+            throw new MailboxException("mailbox '" + name + "' is a " + (isFifo ? "FIFO" : "standard")
+                    + " mailbox in Redis (" + base + "kind), but this object was built as a "
+                    + (isFifo ? "standard" : "FIFO") + " one: a mailbox never changes kind; build it "
+                    + (isFifo ? "with .fifo(FifoOptions)" : "without .fifo(...)") + ", or purge it and delete "
+                    + base + "kind to start over");
+        }
+        if (deadLetters != null) {
+            deadLetters.ensureKind();
+        }
+        kindChecked = true;
     }
 
     // ---- encoding
@@ -734,6 +841,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         private int maxMessageBytes = Limits.DEFAULT_MAX_MESSAGE_BYTES;
         private @Nullable RedrivePolicy redrivePolicy;
         private @Nullable Duration keyTtl;
+        private @Nullable FifoOptions fifo;
 
         private Builder(String name, Codec<T> codec) {
             this.name = Limits.requireMailboxName(name, true);
@@ -860,9 +968,24 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         }
 
         /**
+         * Makes the mailbox a FIFO mailbox (see {@link Mailbox}'s "FIFO mailboxes"); without this it is a
+         * standard one, fair between tenants ({@link MailboxCapabilities#fairness()}). Every object on one
+         * mailbox must agree: the first call of an object of the other kind is refused with a
+         * {@link MailboxException} (see {@link RedisMailbox} on the {@code kind} key).
+         *
+         * @param options its deduplication settings
+         * @return this builder
+         */
+        public Builder<T> fifo(FifoOptions options) {
+            this.fifo = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /**
          * @return the mailbox
-         * @throws IllegalArgumentException if neither or both of client and URI were given, or the
-         *                                  dead-letter mailbox cannot be reached atomically
+         * @throws IllegalArgumentException if neither or both of client and URI were given, the
+         *                                  dead-letter mailbox cannot be reached atomically, or it is FIFO
+         *                                  and this one is not, or the other way round (as on SQS)
          */
         public RedisMailbox<T> build() {
             if ((client == null) == (uri == null)) {
@@ -876,6 +999,11 @@ public final class RedisMailbox<T> implements Mailbox<T> {
                 RedisMailbox<T> mailbox = new RedisMailbox<>(this, c, owns, server);
                 RedisMailbox<?> dlq = mailbox.deadLetters;
                 if (dlq != null) {
+                    if ((dlq.fifo != null) != (fifo != null)) {
+                        throw new IllegalArgumentException("dead-letter mailbox '" + dlq.name + "' must be "
+                                + (fifo != null ? "a FIFO mailbox, because mailbox '" + name + "' is one"
+                                : "a standard mailbox, because mailbox '" + name + "' is one"));
+                    }
                     if (!dlq.server.equals(server)) {
                         throw new IllegalArgumentException("dead-letter mailbox '" + dlq.name
                                 + "' must use the same Redis client (or URI) as mailbox '" + name + "'");
