@@ -17,9 +17,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import redis.clients.jedis.UnifiedJedis;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -98,8 +95,8 @@ class LayoutCompatibilityTest {
         assertThat(RedisMailbox.LAYOUT_VERSION).isEqualTo(3); // a new version adds a test for the one before
         UnifiedJedis c = topology.shared();
         String tag = unique("v2");
-        V2 v2 = new V2(c, tag, tag);
-        V2 dlq = new V2(c, tag, tag + "-dlq");
+        V2Mailbox v2 = new V2Mailbox(c, tag, tag);
+        V2Mailbox dlq = new V2Mailbox(c, tag, tag + "-dlq");
 
         // what a version 2 process left behind
         List<String> sent = new ArrayList<>(v2.send(0, "", "", "plain", "first"));
@@ -112,7 +109,7 @@ class LayoutCompatibilityTest {
         List<Object> nacked = v2.receive(3, 1, 600_000, 0, dlq); // batched 0: nacked back to ready
         assertThat(v2.nack(id(nacked, 0), token(nacked, 0), 0)).isEqualTo(1L);
         // a dead letter: a message of its own mailbox with redrive after one receive
-        V2 source = new V2(c, tag, tag + "-src");
+        V2Mailbox source = new V2Mailbox(c, tag, tag + "-src");
         source.send(0, "", "", "doomed");
         List<Object> once = source.receive(0, 1, 600_000, 1, dlq);
         source.nack(id(once, 0), token(once, 0), 0);
@@ -172,73 +169,5 @@ class LayoutCompatibilityTest {
 
     private static String token(List<Object> reply, int message) {
         return new String((byte[]) reply.get(3 + 6 * message + 4), StandardCharsets.UTF_8);
-    }
-
-    /** One mailbox as version 2's RedisMailbox drove it: its scripts, its keys, its arguments. */
-    private static final class V2 {
-        private final UnifiedJedis client;
-        private final String base;
-        private final List<byte[]> keys = new ArrayList<>();
-
-        V2(UnifiedJedis client, String tag, String name) {
-            this.client = client;
-            this.base = "mailbox:{" + tag + "}:" + (tag.equals(name) ? "" : name + ":");
-            for (String suffix : List.of("ready", "timed", "body", "meta", "attr", "seq", "fence")) {
-                keys.add(bytes(base + suffix));
-            }
-        }
-
-        List<String> send(long delayMs, String attributes, String deduplicationId, String... bodies) {
-            List<byte[]> k = new ArrayList<>(keys);
-            List<byte[]> a = new ArrayList<>(List.of(bytes(base + "wake"), bytes("0"), bytes(Long.toString(delayMs)),
-                    bytes("0"), bytes(attributes), bytes(deduplicationId.isEmpty() ? "0" : "300000")));
-            for (int i = 0; i < bodies.length; i++) {
-                if (!deduplicationId.isEmpty()) {
-                    k.add(bytes(base + "dedup/" + (bodies.length > 1 ? deduplicationId + "/" + i : deduplicationId)));
-                }
-                a.add(bytes(bodies[i]));
-            }
-            List<String> ids = new ArrayList<>();
-            for (Object id : (List<?>) run("send", k, a)) {
-                ids.add(new String((byte[]) id, StandardCharsets.UTF_8));
-            }
-            return ids;
-        }
-
-        @SuppressWarnings("unchecked")
-        List<Object> receive(long epoch, int max, long visibilityMs, int maxReceives, V2 deadLetters) {
-            List<byte[]> k = new ArrayList<>(keys);
-            k.addAll(deadLetters.keys);
-            String e = Long.toString(epoch);
-            return (List<Object>) run("receive", k, List.of(bytes(base + "wake"), bytes("0"), bytes(e), bytes(e),
-                    bytes(Integer.toString(max)), bytes(Long.toString(visibilityMs)),
-                    bytes(Long.toHexString(System.nanoTime())), bytes(Integer.toString(maxReceives)),
-                    bytes(deadLetters.base + "wake"), bytes("0")));
-        }
-
-        Object nack(String id, String token, long timeoutMs) {
-            return run("nack", keys, List.of(bytes(base + "wake"), bytes("0"), bytes("0"), bytes(id), bytes(token),
-                    bytes(Long.toString(timeoutMs))));
-        }
-
-        private Object run(String script, List<byte[]> k, List<byte[]> a) {
-            String body = load(script + ".lua");
-            String text = (Scripts.prelude(load("prelude.lua"), body) + "\n" + body)
-                    .replace("__HORIZON_MS__", Long.toString(WakeHub.SUBSCRIBED_SLEEP_MS))
-                    .replace("__DEDUP_WINDOW_MS__", "300000");
-            return client.eval(bytes(text), k, a);
-        }
-
-        private static String load(String file) {
-            try (InputStream in = LayoutCompatibilityTest.class.getResourceAsStream("v2/" + file)) {
-                return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            } catch (IOException ex) {
-                throw new UncheckedIOException(ex);
-            }
-        }
-
-        private static byte[] bytes(String s) {
-            return s.getBytes(StandardCharsets.UTF_8);
-        }
     }
 }
