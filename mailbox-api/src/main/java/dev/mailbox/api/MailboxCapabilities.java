@@ -66,10 +66,10 @@ public final class MailboxCapabilities {
      * or content within {@link Limits#DEDUPLICATION_WINDOW}, per mailbox or per group. A standard mailbox
      * answers {@code false}.
      *
-     * <p>Declared today by the in-memory backend's FIFO mailboxes. Redis, SQS and a remote mailbox through a
-     * node do not create FIFO mailboxes yet (issue 31) and answer {@code false}: an SQS FIFO queue opened by
-     * {@code SqsMailbox} is used with one group per message, so without order. Each will declare it when it
-     * passes the kit's FIFO group.
+     * <p>Declared today by the FIFO mailboxes of the in-memory and Redis backends. SQS and a remote mailbox
+     * through a node do not create FIFO mailboxes yet (issue 31) and answer {@code false}: an SQS FIFO queue
+     * opened by {@code SqsMailbox} is used with one group per message, so without order. Each will declare it
+     * when it passes the kit's FIFO group.
      *
      * @return whether this is a FIFO mailbox
      */
@@ -94,7 +94,7 @@ public final class MailboxCapabilities {
      * false, group ids sent to a standard mailbox are accepted and ignored. A FIFO mailbox answers
      * {@code false}: its groups are ordered, not balanced.
      *
-     * <p>Declared today by the in-memory backend. Redis, SQS (whose standard queues are fair on AWS, not on
+     * <p>Declared today by the in-memory and Redis backends. SQS (whose standard queues are fair on AWS, not on
      * ElasticMQ) and a remote mailbox through a node do not declare it yet (issue 31).
      *
      * @return whether receives prefer quiet tenants over noisy ones

@@ -67,9 +67,21 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *   <li><b>Fencing</b> ({@link #fenced(long)}) and <b>deduplication</b>
  *       ({@link SendOptions#withDeduplicationId(String)}) live in keys beside the messages and are
  *       checked inside the scripts, so they hold across processes and restarts.</li>
+ *   <li><b>FIFO mailboxes</b> ({@link Builder#fifo(FifoOptions)}) keep every rule of {@link Mailbox}'s
+ *       "FIFO mailboxes" in the scripts: each group's waiting messages are ordered by id in one sorted
+ *       set for the whole mailbox, a list holds the groups that can deliver (nothing in flight), and a
+ *       receive takes a group from it with the run of its messages from the head, so no later message
+ *       of a group is handed out while an earlier one is in flight, in any process. Sequence numbers
+ *       are the id counter in 20 digits.</li>
+ *   <li><b>Fairness</b>: a standard mailbox is fair between tenants (group ids on standard sends,
+ *       {@link MailboxCapabilities#fairness()}). A noisy tenant's visible messages are set aside while it
+ *       stays noisy; its in-flight count is kept through deliveries, acknowledgements, nacks and lapses.
+ *       The in-flight total is what {@code timed} holds, so delayed messages and nack timeouts count
+ *       too. A mailbox whose messages have no group ids runs exactly the commands it ran before
+ *       fairness existed (GroupsTest checks it against version 2's scripts).</li>
  * </ul>
  *
- * <h2>Key layout, version 2</h2>
+ * <h2>Key layout, version 3</h2>
  * With the default prefix {@code mailbox:} and a mailbox named {@code orders} (a mailbox built with
  * another name's hash tag, say {@code orders-dlq} with tag {@code orders}, lives at
  * {@code mailbox:{orders}:orders-dlq:...}):
@@ -77,12 +89,16 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *   <caption>Keys of one mailbox</caption>
  *   <tr><th>key</th><th>type</th><th>holds</th><th>since</th></tr>
  *   <tr><td>{@code mailbox:{orders}:ready}</td><td>list</td><td>ids of visible messages, in the order they
- *       became visible</td><td>1</td></tr>
+ *       became visible (standard mailboxes)</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:timed}</td><td>sorted set</td><td>ids of delayed, nacked-with-timeout
- *       and in-flight messages, scored by due time (server ms)</td><td>1</td></tr>
+ *       and in-flight messages, scored by due time (server ms); a tenant's message in flight as
+ *       {@code <id> <tenant>}, and the member {@code fair}, scored 0, while the mailbox has tenant
+ *       state (version 3)</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:body}</td><td>hash</td><td>id → encoded body</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:meta}</td><td>hash</td><td>id →
- *       {@code enqueuedAt|deliveryCount|flag|due|receiptToken}</td><td>1</td></tr>
+ *       {@code enqueuedAt|deliveryCount|flag|due|receiptToken}, and for a message with a group (version 3)
+ *       {@code |originalId|groupId} after it; flag {@code -}, {@code a} (attributes), {@code g} (a group)
+ *       or {@code G} (both); originalId: the id a FIFO dead letter had in its source</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:attr}</td><td>hash</td><td>id → attributes (JSON), only for messages
  *       that have some</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:seq}</td><td>string</td><td>the id counter (kept by {@code purge}, so
@@ -93,21 +109,52 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *       through a {@link #fenced fenced} view; absent means 0. Only rises; kept by {@code purge}</td>
  *       <td>2</td></tr>
  *   <tr><td>{@code mailbox:{orders}:dedup/ID}</td><td>string</td><td>the id of the message first sent
- *       with deduplication id {@code ID} (in a batch {@code ID/i}); expires
+ *       with deduplication id {@code ID} (in a batch {@code ID/i}; with content-based deduplication the
+ *       body's SHA-256 in hex; in a FIFO mailbox with the group scope {@code <group> ID}); expires
  *       {@link Limits#DEDUPLICATION_WINDOW} after that send; kept by {@code purge}</td><td>2</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:kind}</td><td>string</td><td>{@code fifo} or {@code standard}, set by
+ *       the first object that calls; kept by {@code purge}</td><td>3</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:gq}</td><td>sorted set</td><td>FIFO: {@code <group> <id>}, every score
+ *       0, for each message not in flight (visible, or waiting out a nack timeout): lexical order is
+ *       group, then send order</td><td>3</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:gready}</td><td>list</td><td>FIFO: groups that can deliver, each
+ *       once</td><td>3</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:gstate}</td><td>hash</td><td>FIFO: group → {@code q} while in
+ *       {@code gready}, else how many of its messages are in flight; absent for an idle group</td>
+ *       <td>3</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:tflight}</td><td>hash</td><td>fair standard mailboxes: tenant → its
+ *       messages in flight</td><td>3</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:tparked}</td><td>sorted set</td><td>fair standard mailboxes:
+ *       {@code <tenant> <id>}, every score 0, for visible messages set aside while their tenant was
+ *       noisy</td><td>3</td></tr>
  * </table>
- * The layout's version is written down here, in the scripts and in the code, not stored in Redis:
- * each version only adds keys, so this code reads what earlier versions wrote as it is, with no
- * migration. Version 1 (the first release) had the first seven keys; version 2 added the fence and
- * the deduplication keys, and a version 1 mailbox reads as fence 0 with no deduplication ids
- * remembered. The other way round, version 1 code ignores the new keys: while any process of a queue
- * still runs it, that process is neither fenced nor deduplicated. Receipt handles are unchanged
- * ({@code <message id>:<delivery token>}).
+ * Group ids come after the mailbox's own {@code {tag}}, the first in every key, so no group id moves a
+ * key to another slot; they hold no space (SQS's characters), which separates them from ids. The
+ * scripts name version 3's keys from the mailbox's base rather than receive them as arguments: a call
+ * that needs none of them carries none, and they share the hash tag, so Redis Cluster serves them from
+ * the same slot.
+ *
+ * <p>The layout's version is written down here, in the scripts and in the code, not stored in Redis:
+ * each version only adds keys and fields, so this code reads what earlier versions wrote as it is,
+ * with no migration. Version 1 (the first release) had the first seven keys; version 2 added the fence
+ * and the deduplication keys, and a version 1 mailbox reads as fence 0 with no deduplication ids
+ * remembered; version 3 added the kind, FIFO and tenant keys and the meta suffix of grouped messages,
+ * and a version 2 mailbox reads as a standard mailbox without tenants (LayoutCompatibilityTest writes
+ * one with version 2's scripts and serves it). The other way round, earlier code ignores the new keys:
+ * while any process of a queue still runs it, that process is neither fenced nor deduplicated (version
+ * 1), and must not serve a FIFO mailbox or tenants (version 2), whose messages it would not find or
+ * would count wrongly. Receipt handles are unchanged ({@code <message id>:<delivery token>}).
  *
  * <h2>Cost of the new checks</h2>
  * A fenced call's script does one extra {@code GET} of the fence key (and one {@code SET} the first
  * time an epoch is used); a call that is not fenced does none. A send with a deduplication id does one
- * {@code GET} and one {@code SET} per message. None adds a round trip.
+ * {@code GET} and one {@code SET} per message. None adds a round trip. A mailbox object checks its kind
+ * once, in one round trip before its first call. Fairness costs a mailbox without group ids nothing;
+ * with tenants, a receive reads their in-flight counts and the set-aside tenants' heads (one call each),
+ * and every script reads the earliest deadline twice while tenant state exists. A FIFO mailbox's calls
+ * each run a few more commands than a standard one's: per send the group's sorted-set entry and its
+ * state, per receive the group's run and state, per acknowledgement the group's release (ScriptCosts in
+ * benchmarks/ has the figures).
  *
  * <p>Messages that become visible together (delays, or visibility timeouts of a crashed consumer's
  * messages, ending at once) are moved to the ready list by the next call on the mailbox, all of them, so
@@ -135,6 +182,11 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * RedisMailbox<Order> orders = RedisMailbox.builder("orders", JsonCodec.of(Order.class))
  *         .client(redis)
  *         .build();
+ * RedisMailbox<Event> events = RedisMailbox.builder("events", JsonCodec.of(Event.class))
+ *         .client(redis)
+ *         .fifo(FifoOptions.defaults().withContentBasedDeduplication(true))
+ *         .build();
+ * events.send(event, SendOptions.defaults().withGroupId("customer-42"));
  * }</pre>
  *
  * @param <T> the body type
@@ -932,9 +984,12 @@ public final class RedisMailbox<T> implements Mailbox<T> {
 
         /**
          * @param policy where messages go after too many deliveries: another {@code RedisMailbox} on the
-         *               same client (or URI) and, on a cluster, with a hash tag in the same slot. The move
-         *               happens inside the receive script, so it is atomic; dead letters ignore the
-         *               dead-letter mailbox's capacity and get a new id there.
+         *               same client (or URI), FIFO exactly when this one is, and, on a cluster, with a
+         *               hash tag in the same slot. The move happens inside the receive script, so it is
+         *               atomic; dead letters ignore the dead-letter mailbox's capacity and keep their group.
+         *               In a standard dead-letter mailbox they get a new id; in a FIFO one they keep their
+         *               id (and their handles name the key they have there), and each group's stay in
+         *               order.
          * @return this builder
          */
         public Builder<T> redrivePolicy(RedrivePolicy policy) {

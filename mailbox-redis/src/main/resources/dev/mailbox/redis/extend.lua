@@ -10,7 +10,7 @@ redis.call('HSET', K.meta, id, format_meta(enqueued, count, flag, due, ARGV[5]) 
 --#if FIFO
 redis.call('ZADD', K.timed, due, id)
 --#else
-local tenant = (flag == 'g' or flag == 'G') and group_of(rest) or nil
+local tenant = (flag == 'g' or flag == 'G') and string.match(rest, '^|[^|]*|(.*)$') or nil
 redis.call('ZADD', K.timed, due, tenant and id .. ' ' .. tenant or id)
 --#end
 announce_due(CHANNEL, due, before)

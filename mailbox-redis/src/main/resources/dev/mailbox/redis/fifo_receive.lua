@@ -29,8 +29,7 @@ local function dead_letter(id, body, enqueued, flag, g, original)
           .. (original ~= '' and original or id) .. '|' .. g)
   if flag == 'G' then redis.call('HSET', D.attr, moved, redis.call('HGET', K.attr, id)) end
   redis.call('ZADD', D.gq, 0, g .. ' ' .. moved)
-  if redis.call('HEXISTS', D.gstate, g) == 0 then
-    redis.call('HSET', D.gstate, g, 'q')
+  if redis.call('HSETNX', D.gstate, g, 'q') == 1 then
     redis.call('RPUSH', D.gready, g)
     D.queued = D.queued + 1
   end

@@ -58,8 +58,7 @@ if same then
 end
 -- An idle group (nothing in flight, not queued) is queued. Its head may be waiting out a nack timeout;
 -- then the receive that meets it un-queues it, which is cheaper than looking on every send.
-if redis.call('HEXISTS', K.gstate, group) == 0 then
-  redis.call('HSET', K.gstate, group, 'q')
+if redis.call('HSETNX', K.gstate, group, 'q') == 1 then
   redis.call('RPUSH', K.gready, group)
   redis.call('PUBLISH', CHANNEL, 'r1')
 end

@@ -20,13 +20,24 @@ else
   redis.call('ZADD', K.timed, wake, id)
   announce_due(CHANNEL, wake, before)
 end
-if release(K, g, 1) == 1 then redis.call('PUBLISH', CHANNEL, 'r1') end
+-- with nothing else of the group in flight, queue it, unless its head is this message, waiting
+if redis.call('HINCRBY', K.gstate, g, -1) <= 0 then
+  local head = redis.call('ZRANGEBYLEX', K.gq, '(' .. g .. ' ', '(' .. g .. '!', 'LIMIT', 0, 1)[1]
+  if timeout > 0 and head == g .. ' ' .. id then
+    redis.call('HDEL', K.gstate, g) -- promote_fifo() queues it when the timeout ends
+  else
+    redis.call('HSET', K.gstate, g, 'q')
+    redis.call('RPUSH', K.gready, g)
+    redis.call('PUBLISH', CHANNEL, 'r1')
+  end
+end
 --#else
 redis.call('HSET', K.meta, id, format_meta(enqueued, count, flag, '', '') .. rest) -- no current delivery
-local tenant = (flag == 'g' or flag == 'G') and group_of(rest) or nil
-if tenant then
+local tenant = (flag == 'g' or flag == 'G') and string.match(rest, '^|[^|]*|(.*)$') or nil
+if tenant then -- its delivery leaves timed and its tenant's count
+  local tflight = string.sub(K.ready, 1, -6) .. 'tflight'
   redis.call('ZREM', K.timed, id .. ' ' .. tenant)
-  tenant_landed(K, tenant, 1)
+  if redis.call('HINCRBY', tflight, tenant, -1) <= 0 then redis.call('HDEL', tflight, tenant) end
 end
 if timeout == 0 then
   if not tenant then redis.call('ZREM', K.timed, id) end

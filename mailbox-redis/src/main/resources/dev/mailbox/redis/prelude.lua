@@ -91,19 +91,13 @@ local function earliest(k)
   return nil
 end
 
--- Fair standard mailboxes: tenant t has n fewer messages in flight.
-local function tenant_landed(k, t, n)
-  k.tflight = k.tflight or named(k, 'tflight')
-  if redis.call('HINCRBY', k.tflight, t, -n) <= 0 then
-    redis.call('HDEL', k.tflight, t)
-  end
-end
-
 -- Makes visible every message whose delay or visibility timeout has ended, in due order, before
 -- anything else happens, so messages are delivered in the order they became visible. A lapsed
 -- delivery's token stays in meta but no longer counts: its due time has passed. A tenant's lapsed
 -- delivery ("<id> <tenant>") leaves its tenant's in-flight count; only a mailbox with 'fair' in timed
--- can have one, so the others do not look.
+-- can have one, so the others do not look. (The tenant code here and elsewhere in the standard scripts
+-- is written out where it is used, not in helpers: every helper a script defines is a closure made on
+-- each call, and a mailbox without tenants should not pay for them.)
 -- Returns the earliest deadline still pending, or nil.
 local function promote(k)
   local first = earliest(k)
@@ -115,11 +109,13 @@ local function promote(k)
     if #due > 0 then
       redis.call('ZREM', k.timed, unpack(due))
       if k.fair and string.find(table.concat(due, ','), ' ', 1, true) then
+        local tflight = string.sub(k.ready, 1, -6) .. 'tflight'
         for i, member in ipairs(due) do
           local space = string.find(member, ' ', 1, true)
           if space then
+            local t = string.sub(member, space + 1)
             due[i] = string.sub(member, 1, space - 1)
-            tenant_landed(k, string.sub(member, space + 1), 1)
+            if redis.call('HINCRBY', tflight, t, -1) <= 0 then redis.call('HDEL', tflight, t) end
           end
         end
       end
@@ -129,23 +125,14 @@ local function promote(k)
   return earliest(k)
 end
 
--- FIFO: whether a message's meta says it waits out a nack timeout (a due time and no delivery).
-local function waiting(m)
-  local _, _, _, due, token = parse_meta(m)
-  return token == '' and due ~= nil and due > NOW
-end
-
--- FIFO: group g has nothing in flight. Queues it for delivery if its head can be delivered, else
--- leaves it idle. Returns 1 if it queued it.
+-- FIFO: group g has nothing in flight. Queues it for delivery if it holds a message, else forgets it.
+-- Its head may be waiting out a nack timeout; then the receive that meets it un-queues it, which costs
+-- less than reading the head's meta at every release. Returns 1 if it queued it.
 local function queue_group(k, g)
-  local head = redis.call('ZRANGEBYLEX', k.gq, '(' .. g .. ' ', '(' .. g .. '!', 'LIMIT', 0, 1)[1]
-  if head then
-    local m = redis.call('HGET', k.meta, string.sub(head, #g + 2))
-    if not (m and waiting(m)) then
-      redis.call('HSET', k.gstate, g, 'q')
-      redis.call('RPUSH', k.gready, g)
-      return 1
-    end
+  if redis.call('ZRANGEBYLEX', k.gq, '(' .. g .. ' ', '(' .. g .. '!', 'LIMIT', 0, 1)[1] then
+    redis.call('HSET', k.gstate, g, 'q')
+    redis.call('RPUSH', k.gready, g)
+    return 1
   end
   redis.call('HDEL', k.gstate, g)
   return 0
@@ -208,10 +195,13 @@ local function touch(k, ttl)
       redis.call('PEXPIRE', key, ttl)
     end
 --#else
-    if k.fair == nil then earliest(k) end
+    if k.fair == nil then -- a script that did not read the earliest deadline
+      k.fair = redis.call('ZRANGE', k.timed, 0, 0)[1] == 'fair'
+    end
     if k.fair then
-      redis.call('PEXPIRE', named(k, 'tflight'), ttl)
-      redis.call('PEXPIRE', named(k, 'tparked'), ttl)
+      local base = string.sub(k.ready, 1, -6)
+      redis.call('PEXPIRE', base .. 'tflight', ttl)
+      redis.call('PEXPIRE', base .. 'tparked', ttl)
     end
 --#end
   end
@@ -276,11 +266,14 @@ local function acknowledge_pairs(first)
         redis.call('ZREM', K.gq, g .. ' ' .. id)
       end
 --#else
-      local tenant = (flag == 'g' or flag == 'G') and group_of(rest) or nil
+      local tenant = (flag == 'g' or flag == 'G') and string.match(rest, '^|[^|]*|(.*)$') or nil
       if redis.call('ZREM', K.timed, tenant and id .. ' ' .. tenant or id) == 1 then
-        if tenant then tenant_landed(K, tenant, 1) end
+        if tenant then -- one fewer in flight
+          local tflight = string.sub(K.ready, 1, -6) .. 'tflight'
+          if redis.call('HINCRBY', tflight, tenant, -1) <= 0 then redis.call('HDEL', tflight, tenant) end
+        end
       elseif code == -1 and redis.call('LREM', K.ready, -1, id) == 0 and tenant then
-        redis.call('ZREM', named(K, 'tparked'), tenant .. ' ' .. id)
+        redis.call('ZREM', string.sub(K.ready, 1, -6) .. 'tparked', tenant .. ' ' .. id) -- set aside
       end
 --#end
       delete(K, id, flag)

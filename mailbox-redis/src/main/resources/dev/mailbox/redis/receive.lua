@@ -42,7 +42,8 @@ end
 
 -- One closure for everything fairness needs, so that a call without tenants makes only this one.
 local function fairness()
-  local tflight, tparked = named(K, 'tflight'), named(K, 'tparked')
+  local base = string.sub(K.ready, 1, -6)
+  local tflight, tparked = base .. 'tflight', base .. 'tparked'
   local known = not K.fair -- no 'fair': no tenant has anything in flight or set aside
   local f = {flight = {}, total = redis.call('ZCARD', K.timed) - (K.fair and 1 or 0)}
   f.parked = known and {} or nil -- tenant -> its first set-aside id; nil until read
@@ -116,7 +117,7 @@ local function fairness()
       local t
       if m then
         local _, _, flag, _, _, rest = parse_meta(m)
-        if flag == 'g' or flag == 'G' then t = group_of(rest) end
+        if flag == 'g' or flag == 'G' then t = string.match(rest, '^|[^|]*|(.*)$') end
       end
       if t and f.noisy(t) then
         f.park(t, id)
@@ -188,7 +189,7 @@ while n < max do
   end
   local t
   if flag == 'g' or flag == 'G' then
-    t = group_of(rest)
+    t = string.match(rest, '^|[^|]*|(.*)$')
     F = F or fairness()
   end
   if plain and t and F.noisy(t) then
