@@ -129,10 +129,11 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *       noisy</td><td>3</td></tr>
  * </table>
  * Group ids come after the mailbox's own {@code {tag}}, the first in every key, so no group id moves a
- * key to another slot; they hold no space (SQS's characters), which separates them from ids. The
- * scripts name version 3's keys from the mailbox's base rather than receive them as arguments: a call
- * that needs none of them carries none, and they share the hash tag, so Redis Cluster serves them from
- * the same slot.
+ * key to another slot; they hold no space (SQS's characters), which separates them from ids. Every key a
+ * script touches is among its {@code KEYS}, as Redis asks: a standard mailbox passes its first seven and
+ * {@code tflight} and {@code tparked}, a FIFO mailbox its first seven and {@code gq}, {@code gready} and
+ * {@code gstate}, then come its dead-letter mailbox's and the deduplication keys; so on a cluster a call
+ * made while the slot migrates is refused before it writes anything.
  *
  * <p>The layout's version is written down here, in the scripts and in the code, not stored in Redis:
  * each version only adds keys and fields, so this code reads what earlier versions wrote as it is,
@@ -231,8 +232,10 @@ public final class RedisMailbox<T> implements Mailbox<T> {
 
     private static final ObjectMapper ATTRIBUTES = new ObjectMapper();
     private static final TypeReference<LinkedHashMap<String, String>> ATTRIBUTE_MAP = new TypeReference<>() { };
-    /** In the order the scripts take them (prelude.lua's keys_at). */
+    /** In the order the scripts take them (prelude.lua's keys_at): every mailbox's, then its kind's. */
     private static final String[] KEY_SUFFIXES = {"ready", "timed", "body", "meta", "attr", "seq", "fence"};
+    private static final String[] STANDARD_KEY_SUFFIXES = {"tflight", "tparked"};
+    private static final String[] FIFO_KEY_SUFFIXES = {"gq", "gready", "gstate"};
     private static final byte[] ZERO = bytes(0);
     private static final byte[] DEDUPLICATION_WINDOW_MS = bytes(Limits.DEDUPLICATION_WINDOW.toMillis());
     private static final Pattern TAG = Pattern.compile("[^{}]{1,200}");
@@ -263,7 +266,9 @@ public final class RedisMailbox<T> implements Mailbox<T> {
     private final Scripts ack;
     private final Scripts nack;
     private final Scripts extend;
-    private final byte[] kindKey;
+    private final Scripts purge;
+    /** What kind.lua reads (meta, kind, gq, gstate), whichever this object's kind. */
+    private final List<byte[]> kindKeys;
     /** Whether this object's kind was checked against the mailbox's in Redis (see {@link #ensureOpen}). */
     private volatile boolean kindChecked;
     private final MailboxCapabilities capabilities;
@@ -280,6 +285,9 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         this.base = base;
         List<byte[]> k = new ArrayList<>();
         for (String suffix : KEY_SUFFIXES) {
+            k.add((base + suffix).getBytes(StandardCharsets.UTF_8));
+        }
+        for (String suffix : b.fifo != null ? FIFO_KEY_SUFFIXES : STANDARD_KEY_SUFFIXES) {
             k.add((base + suffix).getBytes(StandardCharsets.UTF_8));
         }
         this.keys = List.copyOf(k);
@@ -306,7 +314,8 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         this.ack = f ? Scripts.ACK_FIFO : Scripts.ACK;
         this.nack = f ? Scripts.NACK_FIFO : Scripts.NACK;
         this.extend = f ? Scripts.EXTEND_FIFO : Scripts.EXTEND;
-        this.kindKey = bytes(base + "kind");
+        this.kindKeys = List.of(bytes(base + "meta"), bytes(base + "kind"), bytes(base + "gq"), bytes(base + "gstate"));
+        this.purge = f ? Scripts.PURGE_FIFO : Scripts.PURGE;
         this.capabilities = MailboxCapabilities.builder()
                 .fifo(f).fairness(!f)
                 .exactCount(true).visibilityOrder(!f).detectsStaleAcknowledge(true).capacity(true).atomicDeadLetter(true)
@@ -674,7 +683,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
     @Override
     public long purge() {
         ensureOpen();
-        return (Long) Scripts.PURGE.run(client, name, keys, List.of(channelBytes, ttlMs));
+        return (Long) purge.run(client, name, keys, List.of(channelBytes, ttlMs));
     }
 
     @Override
@@ -817,10 +826,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
             return;
         }
         String wanted = fifo != null ? "fifo" : "standard";
-        List<byte[]> k = new ArrayList<>(keys.size() + 1);
-        k.addAll(keys);
-        k.add(kindKey);
-        String stored = string(Scripts.KIND.run(client, name, k, List.of(channelBytes, ttlMs, bytes(wanted))));
+        String stored = string(Scripts.KIND.run(client, name, kindKeys, List.of(channelBytes, ttlMs, bytes(wanted))));
         if (!stored.equals(wanted)) {
             boolean isFifo = stored.equals("fifo");
             throw new MailboxException("mailbox '" + name + "' is a " + (isFifo ? "FIFO" : "standard")

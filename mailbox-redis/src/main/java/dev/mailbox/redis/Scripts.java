@@ -42,7 +42,7 @@ enum Scripts {
     RECEIVE("receive"), RECEIVE_FIFO("fifo_receive", "FIFO"),
     ACK("ack"), ACK_FIFO("ack", "FIFO"), NACK("nack"), NACK_FIFO("nack", "FIFO"),
     EXTEND("extend"), EXTEND_FIFO("extend", "FIFO"),
-    COUNT("count"), PURGE("purge"), KIND("kind");
+    COUNT("count"), PURGE("purge"), PURGE_FIFO("purge", "FIFO"), KIND("kind");
 
     private static final String FENCED = "FENCED ";
 

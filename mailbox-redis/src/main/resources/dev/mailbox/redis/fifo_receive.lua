@@ -1,4 +1,4 @@
--- A FIFO mailbox's receive. ARGV as in receive.lua; KEYS[8..14], with a redrive policy, are the
+-- A FIFO mailbox's receive. ARGV as in receive.lua; KEYS[N + 1..2N], with a redrive policy, are the
 -- dead-letter mailbox's keys (a FIFO mailbox, same hash slot). Takes groups from gready in turn and
 -- from each the run of its messages from the head that can be delivered, until max: no group with a
 -- message in flight is in gready, so no later message of a group is delivered while an earlier one is
@@ -21,7 +21,7 @@ local n = 0
 
 -- Moves a head to the dead-letter mailbox, at the end of its group there, keeping its first id.
 local function dead_letter(id, body, enqueued, flag, g, original)
-  local D = fifo_keys(keys_at(8))
+  local D = keys_at(N + 1)
   promote_fifo(D)
   local moved = format_id(new_id(D, 1) + 1)
   redis.call('HSET', D.body, moved, body)

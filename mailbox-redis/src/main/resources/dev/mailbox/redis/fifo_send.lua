@@ -1,6 +1,6 @@
 -- A FIFO mailbox's send: ARGV[3] capacity (0 none), ARGV[4] attributes ('' none), ARGV[5]
 -- deduplication window ms (0: no deduplication), ARGV[6] the group id, ARGV[7..] the bodies, stored
--- in this order at the end of their group. With a window, KEYS[8..] hold one deduplication key per
+-- in this order at the end of their group. With a window, KEYS[N + 1..] hold one deduplication key per
 -- body, as in send.lua; two bodies of one call under one key (content-based deduplication of equal
 -- bodies) are stored once. A send needs no promote(): a group's order is its ids', whatever becomes
 -- due when. Returns the ids, or -n if the mailbox has no room for the n new messages (nothing stored).
@@ -15,7 +15,7 @@ local same -- body i -> the earlier body of this call with the same deduplicatio
 if window > 0 then
   local here = {}
   for i = 1, n do
-    local key = KEYS[7 + i]
+    local key = KEYS[N + i]
     local seen = redis.call('GET', key)
     if seen then
       ids[i] = seen
@@ -47,7 +47,7 @@ for i = 1, n do
     redis.call('HSET', K.meta, id, meta)
     if attrs ~= '' then redis.call('HSET', K.attr, id, attrs) end
     redis.call('ZADD', K.gq, 0, group .. ' ' .. id)
-    if window > 0 then redis.call('SET', KEYS[7 + i], id, 'NX', 'PX', window) end
+    if window > 0 then redis.call('SET', KEYS[N + i], id, 'NX', 'PX', window) end
     ids[i] = id
   end
 end

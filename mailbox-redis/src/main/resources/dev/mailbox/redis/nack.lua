@@ -35,9 +35,8 @@ end
 redis.call('HSET', K.meta, id, format_meta(enqueued, count, flag, '', '') .. rest) -- no current delivery
 local tenant = (flag == 'g' or flag == 'G') and string.match(rest, '^|[^|]*|(.*)$') or nil
 if tenant then -- its delivery leaves timed and its tenant's count
-  local tflight = string.sub(K.ready, 1, -6) .. 'tflight'
   redis.call('ZREM', K.timed, id .. ' ' .. tenant)
-  if redis.call('HINCRBY', tflight, tenant, -1) <= 0 then redis.call('HDEL', tflight, tenant) end
+  if redis.call('HINCRBY', K.tflight, tenant, -1) <= 0 then redis.call('HDEL', K.tflight, tenant) end
 end
 if timeout == 0 then
   if not tenant then redis.call('ZREM', K.timed, id) end

@@ -1,5 +1,6 @@
 -- Shared by every script. Key layout version 3 (RedisMailbox.LAYOUT_VERSION; the class comment keeps
--- the history). KEYS[1..7] are one mailbox's keys, all under one hash tag:
+-- the history). KEYS[1..N] are one mailbox's keys, all under one hash tag, every one a script touches
+-- (so that Redis Cluster refuses a call during a slot migration before it writes anything):
 -- ready (LIST of ids, FIFO), timed (ZSET id -> due ms: delayed, nacked-with-timeout and in-flight
 -- messages), body (HASH id -> bytes), meta (HASH id -> "enqueuedAtMs|deliveryCount|flag|due|token", and
 -- for a message with a group "|originalId|groupId" after that: flag '-', 'a' when the message has
@@ -7,21 +8,20 @@
 -- in flight, empty otherwise, except that a FIFO message waiting out a nack timeout has that due and no
 -- token; originalId is the id a FIFO dead letter had in its source, else empty), attr (HASH id ->
 -- encoded attributes), seq (id counter), fence (STRING: the highest fencing epoch used on the mailbox;
--- since version 2, absent means 0). Send also takes deduplication keys (STRING, since version 2: the
--- message id first sent under a deduplication id, expiring after the window), after the seven.
--- Version 3's keys are named from the mailbox's base (KEYS[1] without 'ready'), so they share its hash
--- tag and slot, and a call that needs none of them carries none:
---   FIFO mailboxes: gq (ZSET, every score 0, "<group> <id>" for each message not in flight, visible or
---   waiting out a nack timeout: lexical order is group, then id, which is send order), gready (LIST of
---   the groups that may deliver now, each once), gstate (HASH group -> 'q' while it is in gready, else
---   how many of its messages are in flight; absent: neither). A FIFO message is in gq, in timed (in
---   flight), or in both (waiting out a nack timeout); ready is unused.
---   Fair standard mailboxes: tflight (HASH tenant -> its messages in flight), tparked (ZSET, every score
---   0, "<tenant> <id>" for each visible message set aside while its tenant was noisy). A tenant's message
---   in flight is in timed as "<id> <tenant>", so that promote() sees a tenant's delivery lapse without
---   reading metas, and timed holds the member 'fair', scored 0, while tflight or tparked may hold
---   anything: every script that reads the earliest deadline learns it at no cost, and one that does
---   not meet it does no fairness work at all.
+-- since version 2, absent means 0). Version 3 added, as KEYS[8..N]:
+--   FIFO mailboxes (N = 10): gq (ZSET, every score 0, "<group> <id>" for each message not in flight,
+--   visible or waiting out a nack timeout: lexical order is group, then id, which is send order), gready
+--   (LIST of the groups that may deliver now, each once), gstate (HASH group -> 'q' while it is in
+--   gready, else how many of its messages are in flight; absent: neither). A FIFO message is in gq, in
+--   timed (in flight), or in both (waiting out a nack timeout); ready is unused.
+--   Standard mailboxes, fair between tenants (N = 9): tflight (HASH tenant -> its messages in flight),
+--   tparked (ZSET, every score 0, "<tenant> <id>" for each visible message set aside while its tenant
+--   was noisy). A tenant's message in flight is in timed as "<id> <tenant>", so that promote() sees a
+--   tenant's delivery lapse without reading metas, and timed holds the member 'fair', scored 0, while
+--   tflight or tparked may hold anything: every script that reads the earliest deadline learns it at no
+--   cost, and one that does not meet it does no fairness work at all.
+-- Send also takes deduplication keys after the N (STRING, since version 2: the message id first sent
+-- under a deduplication id, expiring after the window).
 -- Group ids (SQS's MessageGroupId characters) hold no space, so '<group> ' and '<group>!' bound a
 -- group's members in gq and tparked.
 -- ARGV[1] is the mailbox's wake channel, ARGV[2] the key TTL in ms (0 for none).
@@ -29,28 +29,24 @@
 -- the FIFO variants keep the FIFO branches, the standard ones the others, so neither pays for both.
 -- Redis 5+ replicates scripts by their effects, so reading TIME before writing is safe.
 
+--#if FIFO
+local N = 10
+-- queued counts the groups a script queued, for the wake-up notice
 local function keys_at(i)
   return {ready = KEYS[i], timed = KEYS[i + 1], body = KEYS[i + 2], meta = KEYS[i + 3],
-          attr = KEYS[i + 4], seq = KEYS[i + 5], fence = KEYS[i + 6]}
+          attr = KEYS[i + 4], seq = KEYS[i + 5], fence = KEYS[i + 6],
+          gq = KEYS[i + 7], gready = KEYS[i + 8], gstate = KEYS[i + 9], queued = 0}
 end
-
--- A key added in version 3, named from the mailbox's base.
-local function named(k, suffix)
-  return string.sub(k.ready, 1, -6) .. suffix
+--#else
+local N = 9
+local function keys_at(i)
+  return {ready = KEYS[i], timed = KEYS[i + 1], body = KEYS[i + 2], meta = KEYS[i + 3],
+          attr = KEYS[i + 4], seq = KEYS[i + 5], fence = KEYS[i + 6],
+          tflight = KEYS[i + 7], tparked = KEYS[i + 8]}
 end
-
---#if FIFO
-local function fifo_keys(k)
-  local base = string.sub(k.ready, 1, -6)
-  k.gq, k.gready, k.gstate, k.queued = base .. 'gq', base .. 'gready', base .. 'gstate', 0
-  return k
-end
-
 --#end
+
 local K = keys_at(1)
---#if FIFO
-fifo_keys(K)
---#end
 local CHANNEL = ARGV[1]
 local TTL = tonumber(ARGV[2])
 local clock = redis.call('TIME')
@@ -109,7 +105,7 @@ local function promote(k)
     if #due > 0 then
       redis.call('ZREM', k.timed, unpack(due))
       if k.fair and string.find(table.concat(due, ','), ' ', 1, true) then
-        local tflight = string.sub(k.ready, 1, -6) .. 'tflight'
+        local tflight = k.tflight
         for i, member in ipairs(due) do
           local space = string.find(member, ' ', 1, true)
           if space then
@@ -199,9 +195,8 @@ local function touch(k, ttl)
       k.fair = redis.call('ZRANGE', k.timed, 0, 0)[1] == 'fair'
     end
     if k.fair then
-      local base = string.sub(k.ready, 1, -6)
-      redis.call('PEXPIRE', base .. 'tflight', ttl)
-      redis.call('PEXPIRE', base .. 'tparked', ttl)
+      redis.call('PEXPIRE', k.tflight, ttl)
+      redis.call('PEXPIRE', k.tparked, ttl)
     end
 --#end
   end
@@ -268,12 +263,11 @@ local function acknowledge_pairs(first)
 --#else
       local tenant = (flag == 'g' or flag == 'G') and string.match(rest, '^|[^|]*|(.*)$') or nil
       if redis.call('ZREM', K.timed, tenant and id .. ' ' .. tenant or id) == 1 then
-        if tenant then -- one fewer in flight
-          local tflight = string.sub(K.ready, 1, -6) .. 'tflight'
-          if redis.call('HINCRBY', tflight, tenant, -1) <= 0 then redis.call('HDEL', tflight, tenant) end
+        if tenant and redis.call('HINCRBY', K.tflight, tenant, -1) <= 0 then -- one fewer in flight
+          redis.call('HDEL', K.tflight, tenant)
         end
       elseif code == -1 and redis.call('LREM', K.ready, -1, id) == 0 and tenant then
-        redis.call('ZREM', string.sub(K.ready, 1, -6) .. 'tparked', tenant .. ' ' .. id) -- set aside
+        redis.call('ZREM', K.tparked, tenant .. ' ' .. id) -- set aside
       end
 --#end
       delete(K, id, flag)

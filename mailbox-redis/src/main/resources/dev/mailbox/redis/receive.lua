@@ -1,8 +1,8 @@
 -- ARGV[3] the lowest and ARGV[4] the highest fencing epoch of the call (0 and 0: not fenced), ARGV[5]
 -- max messages, ARGV[6] visibility ms, ARGV[7] nonce (unique per call), ARGV[8] max receive count (0:
 -- no redrive), ARGV[9] dead-letter channel, ARGV[10] dead-letter key TTL, ARGV[11..] pairs of (id,
--- token) to acknowledge before receiving, as ack.lua does. KEYS[8..14], with a redrive policy, are the
--- dead-letter mailbox's keys (same hash slot). Returns {now, earliest due or -1, {one acknowledge code
+-- token) to acknowledge before receiving, as ack.lua does. KEYS[N + 1..2N], with a redrive policy, are
+-- the dead-letter mailbox's keys (same hash slot). Returns {now, earliest due or -1, {one acknowledge code
 -- per pair}, then per message: id, body, enqueuedAt, deliveryCount, token, attrs}, and after those, if
 -- a message has a tenant, one list with each message's tenant ('' for none).
 --
@@ -28,7 +28,7 @@ local tenants -- each delivered message's tenant, from the first one that has on
 local F -- this call's fairness bookkeeping (fairness()), made when it meets a tenant or 'fair'
 
 local function dead_letter(id, body, enqueued, flag, rest)
-  local D = keys_at(8)
+  local D = keys_at(N + 1)
   promote(D)
   local moved = format_id(new_id(D, 1) + 1)
   redis.call('HSET', D.body, moved, body)
@@ -42,8 +42,7 @@ end
 
 -- One closure for everything fairness needs, so that a call without tenants makes only this one.
 local function fairness()
-  local base = string.sub(K.ready, 1, -6)
-  local tflight, tparked = base .. 'tflight', base .. 'tparked'
+  local tflight, tparked = K.tflight, K.tparked
   local known = not K.fair -- no 'fair': no tenant has anything in flight or set aside
   local f = {flight = {}, total = redis.call('ZCARD', K.timed) - (K.fair and 1 or 0)}
   f.parked = known and {} or nil -- tenant -> its first set-aside id; nil until read

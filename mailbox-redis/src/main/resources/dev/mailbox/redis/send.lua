@@ -1,6 +1,6 @@
 -- ARGV[3] delay ms, ARGV[4] capacity (0 none), ARGV[5] attributes ('' none), ARGV[6] deduplication
 -- window ms (0: the send has no deduplication id), then (the TENANT variant, for a send with a group id
--- to a standard mailbox) ARGV[7] the tenant, then the bodies. With a window, KEYS[8..] hold one
+-- to a standard mailbox) ARGV[7] the tenant, then the bodies. With a window, KEYS[N + 1..] hold one
 -- deduplication key per body: a body whose key exists is not stored, and its id is the one the key
 -- holds; the others are stored and their keys set to their new ids, expiring after the window.
 -- Returns the ids, or -n if the mailbox has no room for the n new messages (nothing stored).
@@ -21,7 +21,7 @@ local ids = {}
 local fresh = n
 if window > 0 then
   for i = 1, n do
-    local seen = redis.call('GET', KEYS[7 + i])
+    local seen = redis.call('GET', KEYS[N + i])
     if seen then
       ids[i] = seen
       fresh = fresh - 1
@@ -50,7 +50,7 @@ for i = 1, n do
     else
       redis.call('RPUSH', K.ready, id)
     end
-    if window > 0 then redis.call('SET', KEYS[7 + i], id, 'NX', 'PX', window) end
+    if window > 0 then redis.call('SET', KEYS[N + i], id, 'NX', 'PX', window) end
     ids[i] = id
   end
 end
