@@ -8,11 +8,21 @@ import dev.mailbox.testkit.redis.RedisServerProcess;
 import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.Protocol;
 
+import dev.mailbox.api.FifoOptions;
+import dev.mailbox.api.SendOptions;
+
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.UUID;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * RedisMailbox side by side with plain Jedis on the same kind of client, in one JVM run:
@@ -51,7 +61,7 @@ public final class RedisHarness {
         List<String> a = Arrays.asList(args);
         boolean quick = a.contains("--quick");
         int u = a.indexOf("--uri");
-        List<String> sections = new java.util.ArrayList<>(a);
+        List<String> sections = new ArrayList<>(a);
         if (u >= 0) {
             sections.remove(u + 1);
         }
@@ -135,15 +145,11 @@ public final class RedisHarness {
      * median ratio is shown.
      */
     private void fifoSection(JedisPooled jedis) throws Exception {
-        int pairs = rounds + 2; // the load of a shared machine swings: more pairs, each side first in turn
-        int[] turn = {0};
-        double[] wide = Rounds.medianPair(pairs, () -> pair(turn,
-                () -> flowRound(jedis, false, 1000, 4, 8), () -> flowRound(jedis, true, 1000, 4, 8)));
-        double[] narrow = Rounds.medianPair(pairs, () -> pair(turn,
-                () -> flowRound(jedis, false, 1, 1, 1), () -> flowRound(jedis, true, 1, 1, 1)));
+        double[] wide = Rounds.medianPair(rounds, () -> flowPair(jedis, 1000, 4, 8));
+        double[] narrow = Rounds.medianPair(rounds, () -> flowPair(jedis, 1, 1, 1));
         System.out.println("4. FIFO mailboxes next to a standard one, same server: producers send one message a call,"
-                + " consumers receive up to 10 and acknowledge them in one call; FIFO consumers fail the run on a"
-                + " group out of order (median-ratio round)");
+                + " consumers receive up to 10 and acknowledge them in one call; both run in alternating 50 ms slices"
+                + " of each round; FIFO consumers fail the run on a group out of order (median-ratio round)");
         Rounds.row("standard, 4 producers, 8 consumers (baseline of the next line)", wide[0], "msgs/s", 1.0);
         Rounds.row("FIFO, 1,000 groups, 4 producers, 8 consumers", wide[1], "msgs/s", wide[1] / wide[0]);
         Rounds.row("standard, 1 producer, 1 consumer (baseline of the next line)", narrow[0], "msgs/s", 1.0);
@@ -153,106 +159,151 @@ public final class RedisHarness {
         System.out.println();
     }
 
-    /** Runs both sides, the baseline first in one call and the candidate first in the next. */
-    private static double[] pair(int[] turn, Rounds.Round baseline, Rounds.Round candidate) throws Exception {
-        if (turn[0]++ % 2 == 0) {
-            double b = baseline.run();
-            return new double[] {b, candidate.run()};
-        }
-        double c = candidate.run();
-        return new double[] {baseline.run(), c};
-    }
-
     /**
-     * One round of producers and consumers on a fresh mailbox. Producer {@code p} sends to its own share of
-     * the groups in turn, numbering each group's messages; the bodies are the same with or without FIFO (a
-     * standard mailbox gets no group ids), so both sides do the same work but the mailbox's. At most 5,000
-     * messages are outstanding, so neither side runs away.
+     * One round: a standard and a FIFO mailbox, each with its own producers and consumers, taking turns in
+     * 50 ms slices for twice the round, so that both meet the same conditions of a machine whose load
+     * swings (as {@link #cycleRound} does for one thread). Producer {@code p} sends to its own share of the
+     * groups in turn, numbering each group's messages; the bodies are the same on both sides (the standard
+     * mailbox gets no group ids), so both do the same work but the mailbox's. At most 5,000 messages are
+     * outstanding on a side. A side's threads wait outside its slices; what completes in its slices counts.
      *
-     * @return messages received and acknowledged per second, after a fifth of the round to fill the pipeline
+     * @return messages received and acknowledged per second of its own slices: {standard, FIFO}
      */
-    private double flowRound(JedisPooled jedis, boolean fifo, int groups, int producers, int consumers)
-            throws InterruptedException {
-        RedisMailbox.Builder<String> b = RedisMailbox.builder("bench-flow-" + java.util.UUID.randomUUID(), Codec.utf8())
-                .client(jedis);
-        if (fifo) {
-            b.fifo(dev.mailbox.api.FifoOptions.defaults());
-        }
-        ReceiveOptions tenAtOnce = ReceiveOptions.defaults().withMaxMessages(10).withWaitTime(Duration.ofMillis(100));
-        java.util.concurrent.ConcurrentHashMap<Integer, Long> last = new java.util.concurrent.ConcurrentHashMap<>();
-        java.util.concurrent.Semaphore window = new java.util.concurrent.Semaphore(5_000);
-        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.LongAdder consumed = new java.util.concurrent.atomic.LongAdder();
+    private double[] flowPair(JedisPooled jedis, int groups, int producers, int consumers) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        int[] active = {-1};
+        Side[] sides = {new Side(jedis, false, groups), new Side(jedis, true, groups)};
         List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
-        List<Thread> threads = new java.util.ArrayList<>();
-        try (RedisMailbox<String> m = b.build()) {
-            dev.mailbox.api.SendOptions[] options = new dev.mailbox.api.SendOptions[groups];
-            for (int g = 0; g < groups; g++) {
-                options[g] = fifo ? dev.mailbox.api.SendOptions.defaults().withGroupId("g" + g)
-                        : dev.mailbox.api.SendOptions.defaults();
-            }
-            for (int p = 0; p < producers; p++) {
-                int first = p * groups / producers;
-                int end = (p + 1) * groups / producers;
-                threads.add(new Thread(() -> {
-                    long[] next = new long[end - first];
-                    try {
-                        for (int i = 0; !stop.get(); i = (i + 1) % next.length) {
-                            if (window.tryAcquire(100, java.util.concurrent.TimeUnit.MILLISECONDS)) {
-                                m.send((first + i) + ":" + next[i]++, options[first + i]);
-                            }
-                        }
-                    } catch (Throwable t) {
-                        failures.add(t);
-                    }
-                }, "producer-" + p));
-            }
-            for (int c = 0; c < consumers; c++) {
-                threads.add(new Thread(() -> {
-                    try {
-                        while (!stop.get()) {
-                            List<Message<String>> got = m.receive(tenAtOnce);
-                            for (Message<String> msg : got) {
-                                String body = msg.body();
-                                int colon = body.indexOf(':');
-                                int group = Integer.parseInt(body, 0, colon, 10);
-                                long seq = Long.parseLong(body, colon + 1, body.length(), 10);
-                                Long before = last.put(group, seq);
-                                if (fifo && before != null && before >= seq) {
-                                    throw new IllegalStateException("FIFO order broken in group g" + group + ": " + seq
-                                            + " delivered after " + before);
-                                }
-                            }
-                            if (!got.isEmpty()) {
-                                List<Message<String>> stale = m.acknowledgeBatch(got);
-                                if (!stale.isEmpty()) {
-                                    throw new IllegalStateException(stale.size() + " stale acknowledgements");
-                                }
-                                consumed.add(got.size());
-                                window.release(got.size());
-                            }
-                        }
-                    } catch (Throwable t) {
-                        failures.add(t);
-                    }
-                }, "consumer-" + c));
+        List<Thread> threads = new ArrayList<>();
+        try {
+            for (Side side : sides) {
+                for (int p = 0; p < producers; p++) {
+                    int first = p * groups / producers;
+                    int end = (p + 1) * groups / producers;
+                    threads.add(new Thread(() -> side.produce(first, end, stop, active, failures)));
+                }
+                for (int c = 0; c < consumers; c++) {
+                    threads.add(new Thread(() -> side.consume(stop, active, failures)));
+                }
             }
             threads.forEach(Thread::start);
-            Thread.sleep(round.toMillis() / 5);
-            long before = consumed.sum();
-            long start = System.nanoTime();
-            Thread.sleep(round.toMillis());
-            long after = consumed.sum();
-            double seconds = (System.nanoTime() - start) / 1e9;
+            long slice = TimeUnit.MILLISECONDS.toNanos(50);
+            long slices = Math.max(4, 2 * round.toNanos() / slice);
+            for (int i = 0; i < slices + 2; i++) { // the first slice of each side fills its pipeline
+                Side side = sides[i % 2];
+                synchronized (active) {
+                    active[0] = i % 2;
+                    side.counting = i >= 2;
+                    active.notifyAll();
+                }
+                long start = System.nanoTime();
+                LockSupport.parkNanos(slice);
+                side.counting = false;
+                if (i >= 2) {
+                    side.nanos += System.nanoTime() - start;
+                }
+            }
+        } finally {
             stop.set(true);
+            synchronized (active) {
+                active.notifyAll();
+            }
             for (Thread t : threads) {
                 t.join();
             }
-            m.purge();
-            if (!failures.isEmpty()) {
-                throw new IllegalStateException("benchmark thread failed", failures.get(0));
+            for (Side side : sides) {
+                side.mailbox.purge();
+                side.mailbox.close();
             }
-            return (after - before) / seconds;
+        }
+        if (!failures.isEmpty()) {
+            throw new IllegalStateException("benchmark thread failed", failures.get(0));
+        }
+        return new double[] {sides[0].consumed.sum() / (sides[0].nanos / 1e9),
+            sides[1].consumed.sum() / (sides[1].nanos / 1e9)};
+    }
+
+    /** One side of {@link #flowPair}: a mailbox, its bodies' order checker and its counts. */
+    private static final class Side {
+        private static final ReceiveOptions TEN = ReceiveOptions.defaults().withMaxMessages(10)
+                .withWaitTime(Duration.ofMillis(20));
+        final RedisMailbox<String> mailbox;
+        final boolean fifo;
+        final int index;
+        final SendOptions[] options;
+        final java.util.concurrent.ConcurrentHashMap<Integer, Long> last = new java.util.concurrent.ConcurrentHashMap<>();
+        final Semaphore window = new Semaphore(5_000);
+        final LongAdder consumed = new LongAdder();
+        volatile boolean counting;
+        long nanos;
+
+        Side(JedisPooled jedis, boolean fifo, int groups) {
+            RedisMailbox.Builder<String> b = RedisMailbox.builder("bench-flow-" + UUID.randomUUID(), Codec.utf8())
+                    .client(jedis);
+            if (fifo) {
+                b.fifo(FifoOptions.defaults());
+            }
+            this.mailbox = b.build();
+            this.fifo = fifo;
+            this.index = fifo ? 1 : 0;
+            this.options = new SendOptions[groups];
+            for (int g = 0; g < groups; g++) {
+                options[g] = fifo ? SendOptions.defaults().withGroupId("g" + g) : SendOptions.defaults();
+            }
+        }
+
+        /** Waits outside this side's slices; returns false once the round is over. */
+        private boolean myTurn(AtomicBoolean stop, int[] active) throws InterruptedException {
+            synchronized (active) {
+                while (active[0] != index && !stop.get()) {
+                    active.wait();
+                }
+            }
+            return !stop.get();
+        }
+
+        void produce(int first, int end, AtomicBoolean stop, int[] active, List<Throwable> failures) {
+            long[] next = new long[end - first];
+            try {
+                for (int i = 0; myTurn(stop, active); i = (i + 1) % next.length) {
+                    if (window.tryAcquire(20, TimeUnit.MILLISECONDS)) {
+                        mailbox.send((first + i) + ":" + next[i]++, options[first + i]);
+                    }
+                }
+            } catch (Throwable t) {
+                failures.add(t);
+            }
+        }
+
+        void consume(AtomicBoolean stop, int[] active, List<Throwable> failures) {
+            try {
+                while (myTurn(stop, active)) {
+                    List<Message<String>> got = mailbox.receive(TEN);
+                    for (Message<String> msg : got) {
+                        String body = msg.body();
+                        int colon = body.indexOf(':');
+                        int group = Integer.parseInt(body, 0, colon, 10);
+                        long seq = Long.parseLong(body, colon + 1, body.length(), 10);
+                        Long before = last.put(group, seq);
+                        if (fifo && before != null && before >= seq) {
+                            throw new IllegalStateException("FIFO order broken in group g" + group + ": " + seq
+                                    + " delivered after " + before);
+                        }
+                    }
+                    if (!got.isEmpty()) {
+                        List<Message<String>> stale = mailbox.acknowledgeBatch(got);
+                        if (!stale.isEmpty()) {
+                            throw new IllegalStateException(stale.size() + " stale acknowledgements");
+                        }
+                        if (counting) {
+                            consumed.add(got.size());
+                        }
+                        window.release(got.size());
+                    }
+                }
+            } catch (Throwable t) {
+                failures.add(t);
+            }
         }
     }
 
