@@ -13,7 +13,6 @@ import dev.mailbox.coordination.Route;
 import dev.mailbox.coordination.RoutingSnapshot;
 import dev.mailbox.coordination.RoutingTable;
 import dev.mailbox.coordination.server.CoordinatorNode;
-import java.io.InputStream;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -28,6 +27,8 @@ import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CountDownLatch;
+import dev.mailbox.console.Console;
+import dev.mailbox.console.ConsoleAccess;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -66,12 +67,14 @@ final class CoordinationCommands {
             description = {"Start a coordinator node and serve until stopped (Ctrl-C).",
                     "Standalone: --id n1 --raft 127.0.0.1:7000. Cluster member: also --peer n2=host:port for each "
                             + "other member, or all of it in --config FILE (keys: id, cluster, data-dir, raft, "
-                            + "control-plane, metrics, initial-cluster-state, peers=n1=host:port,n2=host:port, "
+                            + "raft-listen, control-plane, metrics, initial-cluster-state, "
+                            + "peers=n1=host:port,n2=host:port, "
                             + "tls-cert, tls-key, tls-ca, tls-client-auth, tokens, access, require-security, "
                             + "election-timeout-min-ms, election-timeout-max-ms, raft-request-timeout-ms, pre-vote, "
                             + "leader-lease-ratio, snapshot-every, snapshot-retention, log-segment-bytes, warm-up, "
                             + "read-consistency=OPERATION=LEVEL,..., log-format).",
-                    "A flag wins over the same key in the file."})
+                    "A flag wins over the same key in the file; a key the file should not hold (a misspelling) is an "
+                            + "error."})
     static final class Start implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -99,8 +102,9 @@ final class CoordinationCommands {
         @Option(names = "--control-plane", description = "the gRPC control plane address (default: 127.0.0.1:7100)")
         String controlPlane;
 
-        @Option(names = "--metrics", description = "serve Prometheus metrics at http://ADDRESS/metrics "
-                + "(https:// with the server's --tls-cert)")
+        @Option(names = "--metrics", description = "serve the operations port at ADDRESS: Prometheus metrics at "
+                + "/metrics, probes at /health/live and /health/ready, the web console at /ui/ (https:// with the "
+                + "server's --tls-cert)")
         String metrics;
 
         @Option(names = "--peer", description = "another member, id=host:port (repeatable)")
@@ -110,8 +114,11 @@ final class CoordinationCommands {
         ServerSecurity security;
 
         @Option(names = "--initial-cluster-state", description = "new: bootstrap a new cluster (its very first "
-                + "start only); existing: the cluster exists (every later start, and a member being added). Only "
-                + "matters when the data dir is empty (default: new)")
+                + "start only; refused if the cluster has heard from this node before: its data was lost); "
+                + "existing: the cluster exists (every later start, and a member being added); replace: this "
+                + "node's data was lost and it takes its place again (it has the cluster remove it, starts empty and "
+                + "has itself added back; see docs/operations-hardening.md). Only matters when the data dir is "
+                + "empty (default: new)")
         String clusterState;
 
         @Option(names = "--election-timeout-min-ms", description = "the shortest election timeout: how long a "
@@ -151,7 +158,7 @@ final class CoordinationCommands {
 
         @Option(names = "--log-segment-bytes", description = "how large a file of the Raft log grows before the "
                 + "next one starts; the log before a snapshot is deleted a whole file at a time, so smaller files "
-                + "free disk sooner (at least 4096; default: 33554432, 32 MiB)")
+                + "free disk sooner, and the open file's entries are kept in memory (at least 4096; default: 8388608, 8 MiB)")
         Long logSegmentBytes;
 
         @Option(names = "--read-consistency", paramLabel = "OPERATION=LEVEL", description = "the consistency of a read "
@@ -163,15 +170,19 @@ final class CoordinationCommands {
         @Option(names = "--log-format", paramLabel = "text|json", description = JsonLogProvider.OPTION_HELP)
         String logFormat;
 
+        /** Every key a coordinator's --config file may hold: each one this command reads. */
+        static final java.util.Set<String> CONFIG_KEYS = java.util.Set.of("id", "cluster", "data-dir", "raft",
+                "raft-listen", "control-plane", "metrics", "initial-cluster-state", "peers", "tls-cert", "tls-key",
+                "tls-ca", "tls-client-auth", "tokens", "access", "require-security", "election-timeout-min-ms",
+                "election-timeout-max-ms", "raft-request-timeout-ms", "pre-vote", "leader-lease-ratio",
+                "snapshot-every", "snapshot-retention", "log-segment-bytes", "warm-up", "read-consistency",
+                "log-format");
+
         @Override
         public Integer call() throws Exception {
-            Properties p = new Properties();
-            if (config != null) {
-                try (InputStream in = Files.newInputStream(config)) {
-                    p.load(in);
-                }
-            }
+            Properties p;
             try {
+                p = ConfigFile.load(config, CONFIG_KEYS);
                 JsonLogProvider.requireFormat(logFormat, p);
             } catch (IllegalArgumentException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
@@ -182,13 +193,15 @@ final class CoordinationCommands {
             String self = raft != null ? raft : p.getProperty("raft", "127.0.0.1:7000");
             String plane = controlPlane != null ? controlPlane : p.getProperty("control-plane", "127.0.0.1:7100");
             String metricsAt = metrics != null ? metrics : p.getProperty("metrics");
+            MetricsEndpoint.checkSecurity(metricsAt == null ? null : address(metricsAt, "--metrics"),
+                    security.tls(p) != null, security.require(p));
             String stateName = clusterState != null ? clusterState : p.getProperty("initial-cluster-state", "new");
             CoordinatorNode.ClusterState state;
             try {
                 state = CoordinatorNode.ClusterState.valueOf(stateName.trim().toUpperCase(java.util.Locale.ROOT));
             } catch (IllegalArgumentException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(),
-                        "--initial-cluster-state must be new or existing, was '" + stateName + "'");
+                        "--initial-cluster-state must be new, existing or replace, was '" + stateName + "'");
             }
             Map<String, InetSocketAddress> members = new LinkedHashMap<>();
             members.put(nodeId, address(self, "--raft"));
@@ -228,9 +241,14 @@ final class CoordinationCommands {
                 b.access(access);
             }
             boolean fresh = !Files.exists(dir);
-            Files.createDirectories(dir); // only once every setting has been read: a refused start creates nothing
+            // only once every setting has been read: a refused start creates nothing; 0700, the state is in there
+            dev.mailbox.coordination.server.internal.PrivateFiles.directory(dir);
+            // the console shows this coordinator once it has started, to whom its access rules allow
+            Console console = Console.builder()
+                    .access(access != null ? access.forConsole() : ConsoleAccess.open()).build();
             MetricsEndpoint endpoint = metricsAt == null ? null
-                    : MetricsEndpoint.start(address(metricsAt, "--metrics"), security.httpsContext(p));
+                    : MetricsEndpoint.start(address(metricsAt, "--metrics"), security.httpsContext(p),
+                            security.require(p), console);
             if (endpoint != null) {
                 b.meterRegistry(endpoint.registry());
             }
@@ -260,11 +278,15 @@ final class CoordinationCommands {
                 }
                 throw e;
             }
+            if (endpoint != null) {
+                endpoint.health(ProcessHealth.of(node));
+                console.serve(node.consoleSource());
+            }
             PrintWriter out = spec.commandLine().getOut();
             out.printf("coordinator %s of cluster '%s' (%d member(s)): raft %s, control plane %s%s, data %s%n", nodeId,
                     name, members.size(), listen == null ? self : self + " (bound at " + listen + ")",
                     node.controlPlaneAddress(), endpoint == null ? ""
-                            : ", metrics " + endpoint.url(), dir.toAbsolutePath());
+                            : ", " + endpoint.describe(), dir.toAbsolutePath());
             out.flush();
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -475,7 +497,9 @@ final class CoordinationCommands {
 
     @Command(name = "export", mixinStandardHelpOptions = true,
             description = {"Back up the cluster: write its whole state, as the leader holds it now, to FILE.",
-                    "The file is a snapshot in the coordinator's versioned format; import it into a new cluster."})
+                    "The file is a snapshot in the coordinator's versioned format, with its SHA-256 in its end record; "
+                            + "it comes in checksummed chunks of at most 1 MiB whatever its size, is written beside FILE, "
+                            + "synced, then renamed (mode 0600); import it into a new cluster."})
     static final class Export implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -485,27 +509,11 @@ final class CoordinationCommands {
         Path file;
 
         @Override
-        public Integer call() throws Exception {
+        public Integer call() {
             try (CoordinationClient client = coordinator.client()) {
-                byte[] state = client.cluster().exportState();
-                Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-                // written, synced, then renamed: a crash or power loss leaves the previous backup or this one
-                // whole under FILE, never a name pointing at data that had not reached the disk
-                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(tmp,
-                        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE,
-                        java.nio.file.StandardOpenOption.TRUNCATE_EXISTING)) {
-                    java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(state);
-                    while (buffer.hasRemaining()) {
-                        ch.write(buffer);
-                    }
-                    ch.force(true);
-                } catch (java.io.IOException | RuntimeException e) {
-                    Files.deleteIfExists(tmp);
-                    throw e;
-                }
-                Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-                spec.commandLine().getOut().printf("exported %d bytes to %s%n", state.length, file);
+                dev.mailbox.coordination.Cluster.Exported e = client.cluster().exportState(file);
+                spec.commandLine().getOut().printf("exported %d bytes to %s (state as of log index %d, sha256 %s)%n",
+                        e.bytes(), file, e.appliedIndex(), e.sha256());
                 return 0;
             }
         }
@@ -513,7 +521,9 @@ final class CoordinationCommands {
 
     @Command(name = "import", mixinStandardHelpOptions = true,
             description = {"Restore a backup (from cluster export) into a new cluster, which must hold nothing yet.",
-                    "Epochs carry over; active leases get a full TTL from the import."})
+                    "The file is checked first (its SHA-256), then sent in chunks of at most 1 MiB, whatever its size; "
+                            + "an import that breaks off resumes where the cluster got to when run again with the same "
+                            + "FILE. Epochs carry over; active leases get a full TTL from the import."})
     static final class Import implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -523,12 +533,11 @@ final class CoordinationCommands {
         Path file;
 
         @Override
-        public Integer call() throws Exception {
-            byte[] state = Files.readAllBytes(file);
+        public Integer call() {
             try (CoordinationClient client = coordinator.client()) {
-                dev.mailbox.coordination.Cluster.Imported imported = client.cluster().importState(state);
-                spec.commandLine().getOut().printf("imported %s: %d namespace(s), %d lease(s), %d node(s)%n", file,
-                        imported.namespaces(), imported.leases(), imported.nodes());
+                dev.mailbox.coordination.Cluster.Imported imported = client.cluster().importState(file);
+                spec.commandLine().getOut().printf("imported %s: %d namespace(s), %d lease(s), %d node(s), %d queue(s)%n",
+                        file, imported.namespaces(), imported.leases(), imported.nodes(), imported.queues());
                 return 0;
             }
         }

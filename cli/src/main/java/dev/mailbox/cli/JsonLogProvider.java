@@ -75,7 +75,10 @@ public final class JsonLogProvider implements SLF4JServiceProvider {
         Level threshold = level(System.getProperty("org.slf4j.simpleLogger.defaultLogLevel", "info"));
         Map<String, Logger> byName = new ConcurrentHashMap<>();
         PrintStream err = System.err;
-        loggers = name -> byName.computeIfAbsent(name, n -> new JsonLogger(n, threshold, err, mdc));
+        // Jetty (the HTTP listeners) says at INFO that it started and stopped: noise next to our own lines
+        Level quiet = threshold.toInt() >= Level.WARN.toInt() ? threshold : Level.WARN;
+        loggers = name -> byName.computeIfAbsent(name, n -> new JsonLogger(n,
+                n.startsWith("org.eclipse.jetty.") ? quiet : threshold, err, mdc));
     }
 
     private static Level level(String name) {

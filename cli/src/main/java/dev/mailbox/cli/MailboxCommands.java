@@ -36,7 +36,7 @@ final class MailboxCommands {
     static final String URI_HELP = "memory:NAME (this process only), redis://[[USER]:PASSWORD@]HOST:PORT/NAME "
             + "(rediss:// for TLS), "
             + "sqs://QUEUE?region=R[&endpoint=http://HOST:PORT][&access-key=K&secret-key=S][&create], "
-            + "or node://HOST:PORT/MAILBOX (through a mailbox node)";
+            + "or node://HOST:PORT/MAILBOX (through a mailbox node); or env:NAME or file:PATH holding the URI";
 
     private MailboxCommands() {
     }
@@ -60,7 +60,8 @@ final class MailboxCommands {
      * @param <T>      the body type
      * @return the mailbox; the caller closes it
      */
-    static <T> Mailbox<T> open(String uri, dev.mailbox.coordination.ClientSecurity security, Codec<T> codec) {
+    static <T> Mailbox<T> open(String given, dev.mailbox.coordination.ClientSecurity security, Codec<T> codec) {
+        String uri = Secrets.uri(given, "the mailbox URI"); // env:NAME or file:PATH keep a password out of ps
         URI u;
         try {
             u = URI.create(uri);

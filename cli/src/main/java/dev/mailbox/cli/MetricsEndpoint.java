@@ -1,57 +1,58 @@
 package dev.mailbox.cli;
 
+import dev.mailbox.console.Console;
+import dev.mailbox.http.HttpHandler;
+import dev.mailbox.http.HttpLimits;
+import dev.mailbox.http.HttpListener;
+import dev.mailbox.http.HttpRequest;
+import dev.mailbox.http.HttpResponder;
+import dev.mailbox.http.HttpResponse;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.time.Duration;
+import javax.net.ssl.SSLContext;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.LoggerFactory;
 
 /**
- * Serves a Prometheus registry at {@code GET /metrics} (and {@code HEAD}) for the processes {@code mailboxctl}
- * starts: the library nodes only take a {@code MeterRegistry}, and the application (here, the CLI) chooses
- * how to expose it. Each connection is answered once and closed; scrapes are served concurrently (up to
- * four at a time, more wait for a thread), a client that does not finish its request in
- * {@link #READ_TIMEOUT_MILLIS} is dropped, any other path is 404 and any other method 405.
+ * The operations port of the processes {@code mailboxctl} starts: a Prometheus registry at {@code GET /metrics}
+ * (the library nodes only take a {@code MeterRegistry}, and the application, here the CLI, chooses how to expose
+ * it), the probes {@code /health/live} and {@code /health/ready} (see {@link ProcessHealth}), and, when given one,
+ * the web console at {@code /ui/}. It is an {@link HttpListener} (HTTPS with the server's certificate), so it holds
+ * against slow and greedy clients as the SQS endpoint does, with limits sized for a few scrapers, probes and
+ * console users: {@value #MAX_CONNECTIONS} connections ({@value #MAX_PER_ADDRESS} per address), request headers
+ * within {@link #READ_TIMEOUT_MILLIS}, no body, {@value #WORKERS} worker threads (a console redrive may hold one
+ * for a few seconds). Any other path is 404, any other method 405, both answered from the headers. Beyond
+ * loopback without TLS it warns, or with {@code --require-security} refuses to start.
  */
 final class MetricsEndpoint implements AutoCloseable {
 
     /** How long a client may take to send its request line and headers. */
     static final int READ_TIMEOUT_MILLIS = 5_000;
-    private static final int MAX_HEADER_LINES = 100;
+    static final int MAX_CONNECTIONS = 512;
+    static final int MAX_PER_ADDRESS = 32;
+    static final int WORKERS = 8;
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final ServerSocket socket;
-    private final ExecutorService workers;
-    private final Thread acceptor;
-    private final boolean https;
+    private final HealthProbes probes = new HealthProbes();
+    private final boolean console;
+    private final HttpListener listener;
 
-    private MetricsEndpoint(InetSocketAddress address, javax.net.ssl.@org.jspecify.annotations.Nullable SSLContext tls)
-            throws IOException {
-        // with TLS, an HTTPS endpoint: the handshake happens on the first read, under the read timeout
-        this.https = tls != null;
-        this.socket = tls == null ? new ServerSocket() : tls.getServerSocketFactory().createServerSocket();
-        socket.setReuseAddress(true);
-        socket.bind(address, 64);
-        AtomicInteger n = new AtomicInteger();
-        this.workers = Executors.newFixedThreadPool(4, r -> {
-            Thread t = new Thread(r, "metrics-http-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.acceptor = new Thread(this::accept, "metrics-http-accept");
-        acceptor.setDaemon(true);
-        acceptor.start();
+    private MetricsEndpoint(InetSocketAddress address, @Nullable SSLContext tls, @Nullable Console console) {
+        HttpLimits limits = HttpLimits.defaults().withMaxConnections(MAX_CONNECTIONS)
+                .withMaxConnectionsPerAddress(MAX_PER_ADDRESS)
+                .withHeaderTimeout(Duration.ofMillis(READ_TIMEOUT_MILLIS)).withBodyTimeout(Duration.ofSeconds(5))
+                .withMaxBodyBytes(0).withWorkers(WORKERS, 64);
+        HttpListener.Builder b = HttpListener.builder("metrics").listen(address).tls(tls).limits(limits)
+                .route("/metrics", new Scrape())
+                .route(HealthProbes.LIVE, probes).route(HealthProbes.READY, probes);
+        if (console != null) {
+            Console.mount(b, console);
+        }
+        this.console = console != null;
+        this.listener = b.start();
     }
 
     /**
@@ -67,12 +68,67 @@ final class MetricsEndpoint implements AutoCloseable {
      * @param tls     serve HTTPS with this context, or null for HTTP
      * @return the running endpoint
      */
-    static MetricsEndpoint start(InetSocketAddress address, javax.net.ssl.@org.jspecify.annotations.Nullable SSLContext tls) {
-        try {
-            return new MetricsEndpoint(address, tls);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot serve metrics on " + address + ": " + e.getMessage(), e);
+    static MetricsEndpoint start(InetSocketAddress address, @Nullable SSLContext tls) {
+        return start(address, tls, false);
+    }
+
+    /**
+     * @param address         where to listen; port 0 picks a free one
+     * @param tls             serve HTTPS with this context, or null for HTTP
+     * @param requireSecurity whether plaintext beyond loopback is refused (else warned about)
+     * @return the running endpoint
+     * @throws IllegalArgumentException for plaintext beyond loopback under {@code --require-security}
+     * @throws java.io.UncheckedIOException if the address cannot be bound, saying why
+     */
+    static MetricsEndpoint start(InetSocketAddress address, @Nullable SSLContext tls, boolean requireSecurity) {
+        return start(address, tls, requireSecurity, null);
+    }
+
+    /**
+     * @param address         where to listen; port 0 picks a free one
+     * @param tls             serve HTTPS with this context, or null for HTTP
+     * @param requireSecurity whether plaintext beyond loopback is refused (else warned about)
+     * @param console         the web console to serve at {@code /ui/}, or null for none
+     * @return the running endpoint
+     * @throws IllegalArgumentException for plaintext beyond loopback under {@code --require-security}
+     * @throws java.io.UncheckedIOException if the address cannot be bound, saying why
+     */
+    static MetricsEndpoint start(InetSocketAddress address, @Nullable SSLContext tls, boolean requireSecurity,
+                                 @Nullable Console console) {
+        checkSecurity(address, tls != null, requireSecurity);
+        return new MetricsEndpoint(address, tls, console);
+    }
+
+    /**
+     * Starts answering the probes for the process, which starts after this endpoint (its meters go here): until
+     * then {@code /health/live} answers UP ({@code starting}) and {@code /health/ready} DOWN.
+     *
+     * @param health what the process reports
+     */
+    void health(ProcessHealth health) {
+        probes.serve(health);
+    }
+
+    /**
+     * Checks, before anything is started, that a metrics listener at this address may serve plaintext: on loopback
+     * always; elsewhere with a warning, or not at all under {@code --require-security}.
+     *
+     * @param address         where it will listen, or null for no metrics listener
+     * @param tls             whether it will serve HTTPS
+     * @param requireSecurity whether the process runs with {@code --require-security}
+     * @throws IllegalArgumentException for plaintext beyond loopback under {@code --require-security}
+     */
+    static void checkSecurity(@Nullable InetSocketAddress address, boolean tls, boolean requireSecurity) {
+        if (address == null || tls || (address.getAddress() != null ? address.getAddress().isLoopbackAddress()
+                : address.getHostString().equals("localhost"))) {
+            return;
         }
+        String message = "the metrics listener on " + address + " would serve plaintext HTTP beyond loopback (give the"
+                + " server's --tls-cert and --tls-key to serve HTTPS, or listen on 127.0.0.1)";
+        if (requireSecurity) {
+            throw new IllegalArgumentException("--require-security is on, so " + message);
+        }
+        LoggerFactory.getLogger(MetricsEndpoint.class).warn("UNSECURED: {}", message);
     }
 
     /** @return the registry whose meters are served */
@@ -82,96 +138,49 @@ final class MetricsEndpoint implements AutoCloseable {
 
     /** @return where it listens */
     InetSocketAddress address() {
-        return (InetSocketAddress) socket.getLocalSocketAddress();
+        return listener.address();
     }
 
     /** @return the URL it serves, {@code https://} when it has TLS */
     String url() {
-        return (https ? "https" : "http") + "://" + address().getHostString() + ":" + address().getPort() + "/metrics";
+        return base() + "/metrics";
     }
 
-    private void accept() {
-        while (!socket.isClosed()) {
-            Socket client;
-            try {
-                client = socket.accept();
-            } catch (IOException e) {
-                return; // closed
-            }
-            try {
-                workers.execute(() -> serve(client));
-            } catch (RejectedExecutionException e) {
-                closeQuietly(client);
-            }
-        }
+    /** @return the console's URL, or null when it serves none */
+    @Nullable String consoleUrl() {
+        return console ? base() + "/ui/" : null;
     }
 
-    private void serve(Socket client) {
-        try (client) {
-            client.setSoTimeout(READ_TIMEOUT_MILLIS);
-            BufferedReader in = new BufferedReader(new InputStreamReader(client.getInputStream(),
-                    StandardCharsets.ISO_8859_1));
-            String request = in.readLine();
-            if (request == null) {
-                return;
-            }
-            for (int i = 0; i < MAX_HEADER_LINES; i++) {
-                String header = in.readLine();
-                if (header == null || header.isEmpty()) {
-                    break;
-                }
-            }
-            String[] parts = request.split(" ");
-            String method = parts[0];
-            String path = parts.length > 1 ? parts[1] : "";
-            int q = path.indexOf('?');
-            if (q >= 0) {
-                path = path.substring(0, q);
-            }
-            OutputStream out = client.getOutputStream();
-            if (!path.equals("/metrics")) {
-                respond(out, 404, "Not Found", "text/plain", "not found: only /metrics is served\n", true);
-            } else if (!method.equals("GET") && !method.equals("HEAD")) {
-                respond(out, 405, "Method Not Allowed", "text/plain", "only GET and HEAD\n", true);
-            } else {
-                respond(out, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", registry.scrape(),
-                        method.equals("GET"));
-            }
-        } catch (SocketException e) {
-            // a slow or vanished client: its connection is closed, the others are unaffected
-        } catch (IOException e) {
-            // same
-        }
+    /** @return what the process start-up line says about this endpoint: the metrics, probe and console URLs */
+    String describe() {
+        return "metrics " + url() + ", health " + base() + "/health/{live,ready}"
+                + (console ? ", console " + consoleUrl() : "");
     }
 
-    private static void respond(OutputStream out, int code, String reason, String type, String body, boolean withBody)
-            throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        String head = "HTTP/1.1 " + code + " " + reason + "\r\nContent-Type: " + type + "\r\nContent-Length: "
-                + bytes.length + "\r\nConnection: close\r\n" + (code == 405 ? "Allow: GET, HEAD\r\n" : "") + "\r\n";
-        out.write(head.getBytes(StandardCharsets.ISO_8859_1));
-        if (withBody) {
-            out.write(bytes);
-        }
-        out.flush();
-    }
-
-    private static void closeQuietly(Socket s) {
-        try {
-            s.close();
-        } catch (IOException e) {
-            // closing
-        }
+    private String base() {
+        return (listener.secure() ? "https" : "http") + "://" + address().getHostString() + ":" + address().getPort();
     }
 
     @Override
     public void close() {
-        try {
-            socket.close();
-        } catch (IOException e) {
-            // closing
-        }
-        workers.shutdownNow();
+        listener.close();
         registry.close();
+    }
+
+    /** GET and HEAD of /metrics; the method is checked from the headers, so a refused request's body is never read. */
+    private final class Scrape implements HttpHandler {
+        @Override
+        public @Nullable HttpResponse admit(HttpRequest head) {
+            if (!head.method().equals("GET") && !head.method().equals("HEAD")) {
+                return HttpResponse.text(405, "only GET and HEAD\n").withHeader("Allow", "GET, HEAD");
+            }
+            return null;
+        }
+
+        @Override
+        public void handle(HttpRequest request, HttpResponder responder) {
+            responder.respond(HttpResponse.of(200, "text/plain; version=0.0.4; charset=utf-8",
+                    registry.scrape().getBytes(StandardCharsets.UTF_8)));
+        }
     }
 }

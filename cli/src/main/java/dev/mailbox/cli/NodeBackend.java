@@ -123,6 +123,29 @@ final class NodeBackend implements MailboxBackend, AutoCloseable {
         return kind != Kind.MEMORY;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Redis: one {@code EXISTS} of a key nothing writes (it routes like any key, so it works on a Cluster too);
+     * SQS: {@code ListQueues} of at most one queue. Each is bounded by its client's timeouts.
+     */
+    @Override
+    public void probe() {
+        try {
+            switch (kind) {
+                case MEMORY -> { }
+                case REDIS -> java.util.Objects.requireNonNull(redis).exists(PROBE_KEY);
+                case SQS -> java.util.Objects.requireNonNull(sqs).listQueues(r -> r.maxResults(1));
+            }
+        } catch (RuntimeException e) {
+            throw new dev.mailbox.api.MailboxUnavailableException("backend " + this + " does not answer: "
+                    + e.getMessage(), true, e);
+        }
+    }
+
+    /** The key a Redis probe reads; nothing writes it. */
+    static final String PROBE_KEY = "mailbox:{probe}";
+
     @Override
     public void close() {
         if (redis != null) {

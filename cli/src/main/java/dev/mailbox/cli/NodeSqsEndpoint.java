@@ -32,6 +32,13 @@ import org.jspecify.annotations.Nullable;
  */
 final class NodeSqsEndpoint implements AutoCloseable {
 
+    /**
+     * How many SQS receives may wait at once. Each waits in the node's data plane, which lets 256 receives wait in
+     * all (its default, {@code MailboxNode.Builder#maxWaitingReceives}): the endpoint takes half, leaving the rest to the node's gRPC clients, so that its waiting receives are never
+     * refused as busy there. Past it, an SQS receive answers at once with what the queue has.
+     */
+    static final int MAX_WAITING_RECEIVES = 128;
+
     private final SqsEndpoint endpoint;
     private final Set<Mailbox<byte[]>> opened;
     private final MailboxNode node;
@@ -131,7 +138,8 @@ final class NodeSqsEndpoint implements AutoCloseable {
                 .orElseGet(() -> QueueDirectory.inMemory(opener));
         ActingQueueDirectory acting = access == null ? null
                 : new ActingQueueDirectory(queues, channel);
-        SqsEndpoint.Builder b = SqsEndpoint.builder().queues(acting == null ? queues : acting).listen(listen);
+        SqsEndpoint.Builder b = SqsEndpoint.builder().queues(acting == null ? queues : acting).listen(listen)
+                .maxWaitingReceives(MAX_WAITING_RECEIVES);
         if (access != null) {
             b.authorizer(new SqsAccessRules(access));
         }

@@ -34,6 +34,9 @@ final class SecurityOptions {
 
     /** @return the client security these options describe (plaintext, no token when none is given) */
     ClientSecurity clientSecurity() {
+        if (token != null && !token.isEmpty() && !token.equals(System.getenv("MAILBOXCTL_TOKEN"))) {
+            Secrets.warnInline("--token", "give --token-file or $MAILBOXCTL_TOKEN");
+        }
         return clientSecurity(ca, cert, key, token, tokenFile);
     }
 

@@ -65,6 +65,15 @@ class ArchitectureTest {
     }
 
     @Test
+    @DisplayName("the web console needs no Ratis and no coordinator: the coordinator mounts it, not the other way")
+    void consoleBelowTheServer() {
+        noClasses().that().resideInAPackage("dev.mailbox.console..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.mailbox.coordination.server..",
+                        "org.apache.ratis..", "dev.mailbox.inmemory..", "dev.mailbox.redis..", "dev.mailbox.sqs..")
+                .check(classes);
+    }
+
+    @Test
     @DisplayName("the library modules never depend on the cli or the benchmarks")
     void downwardOnly() {
         noClasses().that().resideOutsideOfPackages("dev.mailbox.cli..", "dev.mailbox.benchmarks..")

@@ -63,13 +63,6 @@ class DeploymentManifestsTest {
     static final Path DASHBOARD = ROOT.resolve("ops/grafana/mailbox-dashboard.json");
     static final String PROGRAM = "/opt/mailboxctl/bin/mailboxctl";
 
-    /**
-     * Probe paths the metrics endpoint may still answer with 404: the health endpoints of issue 35, item 5, which
-     * another change adds. TODO(issue 35, item 5): empty this set when they land, so that a probe path that does
-     * not answer 200 fails.
-     */
-    static final Set<String> HEALTH_ENDPOINTS_PENDING = Set.of("/health/live", "/health/ready");
-
     @TempDir
     static Path work;
     static Path etc;
@@ -201,13 +194,8 @@ class DeploymentManifestsTest {
                 for (Proc p : pods.of(name(w))) {
                     String base = "https://127.0.0.1:" + p.port(metricsPort);
                     assertThat(status(https, base + "/metrics")).as(p.name + " /metrics on the probes' port").isEqualTo(200);
-                    int status = status(https, base + get.get("path"));
-                    if (status == 404 && HEALTH_ENDPOINTS_PENDING.contains((String) get.get("path"))) {
-                        System.out.println("DeploymentManifestsTest: " + p.name + " " + get.get("path")
-                                + " is not served yet (pending, issue 35 item 5)");
-                    } else {
-                        assertThat(status).as(p.name + " " + probe + " " + get.get("path")).isEqualTo(200);
-                    }
+                    assertThat(status(https, base + get.get("path"))).as(p.name + " " + probe + " " + get.get("path"))
+                            .isEqualTo(200);
                 }
             }
         }

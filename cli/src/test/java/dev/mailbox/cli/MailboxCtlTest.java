@@ -92,4 +92,17 @@ class MailboxCtlTest {
         assertThat(r.exitCode()).isEqualTo(2);
         assertThat(r.err()).contains("idle-close-ms").contains("'5m'");
     }
+
+    @Test
+    @DisplayName("node start refuses a max-waiting-receives out of range, from the flag or the config file, naming it")
+    void badMaxWaitingReceives(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        CliRun flag = run("node", "start", "--max-waiting-receives", "0", "-c", "127.0.0.1:1");
+        assertThat(flag.exitCode()).isEqualTo(2);
+        assertThat(flag.err()).contains("--max-waiting-receives").contains("'0'").contains("1000000");
+        java.nio.file.Path config = dir.resolve("node.properties");
+        java.nio.file.Files.writeString(config, "max-waiting-receives=lots\n");
+        CliRun key = run("node", "start", "--config", config.toString(), "-c", "127.0.0.1:1");
+        assertThat(key.exitCode()).isEqualTo(2);
+        assertThat(key.err()).contains("max-waiting-receives").contains("'lots'");
+    }
 }

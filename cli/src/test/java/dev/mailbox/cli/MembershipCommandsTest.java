@@ -65,7 +65,9 @@ class MembershipCommandsTest {
             fresh.awaitLeader(Duration.ofSeconds(30));
             CliRun imported = run("cluster", "import", backup.toString(), "-c", fresh.endpoint("n1"));
             assertThat(imported.exitCode()).as(imported.err()).isZero();
-            assertThat(imported.out()).contains("1 namespace(s), 0 lease(s), 0 node(s)");
+            assertThat(imported.out()).contains("1 namespace(s), 0 lease(s), 0 node(s), 0 queue(s)");
+            assertThat(run("cluster", "import", dir.resolve("missing").toString(), "-c", fresh.endpoint("n1")).err())
+                    .contains("missing");
             assertThat(run("namespaces", "list", "-c", fresh.endpoint("n1")).out()).contains("kept");
         }
     }
@@ -75,6 +77,6 @@ class MembershipCommandsTest {
     void badClusterState() {
         CliRun bad = run("coordinator", "start", "--id", "n1", "--initial-cluster-state", "maybe");
         assertThat(bad.exitCode()).isNotZero();
-        assertThat(bad.err()).contains("--initial-cluster-state must be new or existing, was 'maybe'");
+        assertThat(bad.err()).contains("--initial-cluster-state must be new, existing or replace, was 'maybe'");
     }
 }

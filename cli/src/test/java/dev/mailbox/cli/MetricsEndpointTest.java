@@ -122,6 +122,60 @@ class MetricsEndpointTest {
         return context;
     }
 
+    @org.junit.jupiter.params.ParameterizedTest(name = "tls={0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    @DisplayName("300 connections sending a header line every second, from 30 addresses, hold up no scrape: each is"
+            + " answered within 2 s, over HTTPS as over HTTP (the HTTPS listener had no read timeout at all)")
+    void slowloris(boolean secure, @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        javax.net.ssl.SSLContext server = null;
+        javax.net.ssl.SSLContext client = null;
+        if (secure) {
+            TestCertificates ca = TestCertificates.create(dir, "ca");
+            TestCertificates.Issued cert = ca.issue("metrics");
+            server = Tls.sslContext(TlsFiles.builder().keyPair(cert.certificate(), cert.key())
+                    .trusted(ca.caCertificate()).build());
+            client = trusting(TlsFiles.builder().trusted(ca.caCertificate()).build());
+        }
+        try (MetricsEndpoint e = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), server)) {
+            Counter.builder("cli.test.slow").register(e.registry()).increment();
+            List<java.net.InetAddress> from = java.util.stream.IntStream.range(0, 30)
+                    .mapToObj(i -> dev.mailbox.testkit.http.HostileHttp.loopback(400 + i)).toList();
+            HttpClient scraper = secure ? HttpClient.newBuilder().sslContext(client).build() : HTTP;
+            URI url = URI.create(e.url());
+            try (var slow = dev.mailbox.testkit.http.HostileHttp.SlowClients.open(e.address(), client, 300, from,
+                    Duration.ofSeconds(1))) {
+                assertThat(slow.open()).isEqualTo(300);
+                for (int i = 0; i < 10; i++) {
+                    long start = System.nanoTime();
+                    HttpResponse<String> r = scraper.send(HttpRequest.newBuilder(url).timeout(Duration.ofSeconds(2))
+                            .build(), HttpResponse.BodyHandlers.ofString());
+                    assertThat(r.statusCode()).isEqualTo(200);
+                    assertThat(r.body()).contains("cli_test_slow_total 1.0");
+                    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+                    Thread.sleep(200); // spread the scrapes over the attack
+                }
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("with --require-security, plaintext metrics beyond loopback refuse to start, naming the fix; with TLS,"
+            + " or on loopback, they start")
+    void requireSecurity(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        InetSocketAddress anywhere = new InetSocketAddress("0.0.0.0", 0);
+        assertThatThrownBy(() -> MetricsEndpoint.start(anywhere, null, true))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--require-security")
+                .hasMessageContaining("plaintext").hasMessageContaining("--tls-cert");
+        TestCertificates ca = TestCertificates.create(dir, "ca");
+        TestCertificates.Issued cert = ca.issue("metrics");
+        try (MetricsEndpoint secure = MetricsEndpoint.start(anywhere, Tls.sslContext(TlsFiles.builder()
+                .keyPair(cert.certificate(), cert.key()).build()), true);
+             MetricsEndpoint loopback = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), null, true)) {
+            assertThat(secure.url()).startsWith("https://");
+            assertThat(loopback.url()).startsWith("http://127.0.0.1:");
+        }
+    }
+
     @Test
     @DisplayName("clients that never finish their request hold up no other scrape, and are dropped after the read timeout")
     void stalledClients() throws Exception {

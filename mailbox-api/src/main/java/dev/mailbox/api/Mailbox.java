@@ -49,7 +49,10 @@ import java.util.function.Consumer;
  *       one receive may return several consecutive messages of a group, in order (they are then in flight
  *       together and the group waits for all of them);</li>
  *   <li>a nack, or a visibility timeout that ends, puts the message back at the head of its group, ahead of
- *       the group's later messages (with a nack timeout, the group waits for it);</li>
+ *       the group's later messages (with a nack timeout, the group waits for it); a message of a run goes back
+ *       in its place among the run's other returned messages, and waits until the rest of the run is settled
+ *       (acknowledged, nacked or lapsed, in any order), so the run's later messages are never delivered ahead
+ *       of it again;</li>
  *   <li>with a {@link RedrivePolicy}, the head that has been delivered {@code maxReceiveCount} times moves
  *       to the dead-letter mailbox when it would be delivered again, which unblocks its group; the
  *       dead-letter mailbox of a FIFO mailbox must be FIFO too (the builder refuses another), and dead

@@ -27,6 +27,8 @@ public final class MailboxCapabilities {
     private final boolean visibilityOrder;
     private final boolean fairness;
     private final boolean lateAcknowledge;
+    private final boolean holdsRuns;
+    private final boolean sharedDeliveryState;
 
     private MailboxCapabilities(Builder b) {
         this.exactCount = b.exactCount;
@@ -42,6 +44,8 @@ public final class MailboxCapabilities {
         this.visibilityOrder = b.visibilityOrder;
         this.fairness = b.fairness;
         this.lateAcknowledge = b.lateAcknowledge;
+        this.holdsRuns = b.holdsRuns;
+        this.sharedDeliveryState = b.sharedDeliveryState;
     }
 
     /** @return a builder starting from the weakest guarantees */
@@ -66,9 +70,9 @@ public final class MailboxCapabilities {
      * or content within {@link Limits#DEDUPLICATION_WINDOW}, per mailbox or per group. A standard mailbox
      * answers {@code false}.
      *
-     * <p>Declared today by the FIFO mailboxes of the in-memory and Redis backends. SQS and a remote mailbox
-     * through a node do not create FIFO mailboxes yet (issue 31) and answer {@code false}: an SQS FIFO queue
-     * opened by {@code SqsMailbox} is used with one group per message, so without order. Each will declare it
+     * <p>Declared by the FIFO mailboxes of the in-memory and Redis backends and by {@code SqsMailbox} on an SQS
+     * FIFO queue (see {@link #holdsRuns()} for the one rule that depends on the SQS server). A remote mailbox
+     * through a node does not create FIFO mailboxes yet (issue 31) and answers {@code false}; it will declare it
      * when it passes the kit's FIFO group.
      *
      * @return whether this is a FIFO mailbox
@@ -94,8 +98,10 @@ public final class MailboxCapabilities {
      * false, group ids sent to a standard mailbox are accepted and ignored. A FIFO mailbox answers
      * {@code false}: its groups are ordered, not balanced.
      *
-     * <p>Declared today by the in-memory and Redis backends. SQS (whose standard queues are fair on AWS, not on
-     * ElasticMQ) and a remote mailbox through a node do not declare it yet (issue 31).
+     * <p>Declared today by the in-memory and Redis backends. A remote mailbox through a node does not declare it
+     * yet (issue 31). {@code SqsMailbox} never does: it sends the group id as the MessageGroupId, with which AWS's
+     * standard queues are fair by AWS's own measure (fair queues), which the API does not show and ElasticMQ
+     * does not have.
      *
      * @return whether receives prefer quiet tenants over noisy ones
      */
@@ -106,13 +112,52 @@ public final class MailboxCapabilities {
     /**
      * Whether the most recent delivery's receipt handle still acknowledges (deletes) a message after its
      * visibility timeout ended, as long as the message has not been delivered again, nacked or deleted since,
-     * as on SQS. A handle superseded by a later delivery is refused at once either way, and nack and extend
-     * always need the message in flight. See {@link Message}.
+     * as on SQS's standard queues. A handle superseded by a later delivery is refused at once either way, and nack
+     * and extend always need the message in flight. See {@link Message}. On a {@link #fifo() FIFO} mailbox the
+     * lapsed message is back at its group's head, and a late acknowledgement removes it from there, so the group
+     * goes on with its next message. SQS's FIFO queues expire a receipt handle with its visibility timeout, so an
+     * SQS FIFO mailbox answers {@code false}.
      *
      * @return whether a late acknowledgement by the most recent handle deletes the message
      */
     public boolean lateAcknowledge() {
         return lateAcknowledge;
+    }
+
+    /**
+     * Whether this FIFO mailbox holds a group until every message of a run (consecutive messages of the group
+     * handed out by one receive) is settled, even when one of them comes back early, nacked or with its
+     * visibility timeout ended, while others of the run are still in flight: it is delivered again only once the
+     * rest of its run is acknowledged or back too ({@link Mailbox}'s "FIFO mailboxes", rule 3). SQS documents
+     * this ("inflight messages block delivery of available messages within the same message group").
+     *
+     * <p>When false, the rest of {@link #fifo()} holds and the group waits for its head only: a message that
+     * comes back is at its group's head and may be delivered again while later messages of its run are still
+     * in flight. No message is ever delivered while an earlier message of its group is in flight from another
+     * receive, so per-group order holds either way; what is lost is that the run's later messages may be
+     * processed at the same time as a second delivery of an earlier one. ElasticMQ behaves so, and
+     * {@code SqsMailbox}, which cannot tell which server it talks to, declares false. A standard mailbox
+     * answers {@code false}.
+     *
+     * @return whether a message that comes back from a run waits for the rest of its run
+     */
+    public boolean holdsRuns() {
+        return holdsRuns;
+    }
+
+    /**
+     * Whether what happens to a delivery through one mailbox object (an acknowledgement, a nack, an extension)
+     * is known to every other object on the same mailbox, in any process, because it is kept with the messages:
+     * a handle nacked or acknowledged through one object is refused through any other (memory, Redis). When
+     * false (SQS), an object refuses what it knows from its own calls and what the server tells it: SQS refuses
+     * a handle whose message was deleted, but to SQS a nack with a timeout is a visibility change like an
+     * extension, so another object still accepts an extend or a nack of a delivery nacked through this one.
+     * Settle a delivery through the object that received it, or through one object per mailbox (a node).
+     *
+     * @return whether every object on a mailbox refuses a delivery settled through another
+     */
+    public boolean sharedDeliveryState() {
+        return sharedDeliveryState;
     }
 
     /**
@@ -183,6 +228,25 @@ public final class MailboxCapabilities {
         return durableDeduplication;
     }
 
+    /** Capabilities are values: two with the same guarantees are equal, whichever mailbox reported them. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof MailboxCapabilities c && exactCount == c.exactCount && fifo == c.fifo
+                && detectsStaleAcknowledge == c.detectsStaleAcknowledge && capacity == c.capacity
+                && atomicDeadLetter == c.atomicDeadLetter && maxMessageBytes == c.maxMessageBytes
+                && timeGranularity.equals(c.timeGranularity) && extendedNames == c.extendedNames
+                && atomicFencing == c.atomicFencing && durableDeduplication == c.durableDeduplication
+                && visibilityOrder == c.visibilityOrder && fairness == c.fairness
+                && lateAcknowledge == c.lateAcknowledge;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(exactCount, fifo, detectsStaleAcknowledge, capacity, atomicDeadLetter, maxMessageBytes,
+                timeGranularity, extendedNames, atomicFencing, durableDeduplication, visibilityOrder, fairness,
+                lateAcknowledge);
+    }
+
     @Override
     public String toString() {
         return "MailboxCapabilities[exactCount=" + exactCount + ", fifo=" + fifo
@@ -191,7 +255,8 @@ public final class MailboxCapabilities {
                 + ", timeGranularity=" + timeGranularity + ", extendedNames=" + extendedNames
                 + ", atomicFencing=" + atomicFencing + ", durableDeduplication=" + durableDeduplication
                 + ", visibilityOrder=" + visibilityOrder + ", fairness=" + fairness
-                + ", lateAcknowledge=" + lateAcknowledge + "]";
+                + ", lateAcknowledge=" + lateAcknowledge + ", holdsRuns=" + holdsRuns
+                + ", sharedDeliveryState=" + sharedDeliveryState + "]";
     }
 
     /** Builds {@link MailboxCapabilities}. Not thread-safe. */
@@ -209,6 +274,8 @@ public final class MailboxCapabilities {
         private boolean visibilityOrder;
         private boolean fairness;
         private boolean lateAcknowledge;
+        private boolean holdsRuns;
+        private boolean sharedDeliveryState;
 
         private Builder() {
         }
@@ -335,14 +402,36 @@ public final class MailboxCapabilities {
         }
 
         /**
+         * @param value see {@link MailboxCapabilities#holdsRuns()}; only with {@code fifo}
+         * @return this builder
+         */
+        public Builder holdsRuns(boolean value) {
+            this.holdsRuns = value;
+            return this;
+        }
+
+        /**
+         * @param value see {@link MailboxCapabilities#sharedDeliveryState()}
+         * @return this builder
+         */
+        public Builder sharedDeliveryState(boolean value) {
+            this.sharedDeliveryState = value;
+            return this;
+        }
+
+        /**
          * @return the capabilities
          * @throws IllegalArgumentException if both {@code fifo} and {@code fairness} or {@code visibilityOrder}
-         *                                  are set: those describe standard mailboxes
+         *                                  are set: those describe standard mailboxes; or {@code holdsRuns}
+         *                                  without {@code fifo}
          */
         public MailboxCapabilities build() {
             if (fifo && (fairness || visibilityOrder)) {
                 throw new IllegalArgumentException("a FIFO mailbox's order is per group: it declares neither"
                         + " fairness nor visibilityOrder, which describe standard mailboxes");
+            }
+            if (holdsRuns && !fifo) {
+                throw new IllegalArgumentException("holdsRuns describes FIFO mailboxes: a standard mailbox has no runs");
             }
             return new MailboxCapabilities(this);
         }

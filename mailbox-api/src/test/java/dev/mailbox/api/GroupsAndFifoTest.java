@@ -110,6 +110,37 @@ class GroupsAndFifoTest {
     }
 
     @Test
+    @DisplayName("capabilities are values: equal with the same guarantees, each flag telling them apart")
+    void capabilitiesAreValues() {
+        MailboxCapabilities a = MailboxCapabilities.builder().exactCount(true).fifo(true).lateAcknowledge(true)
+                .timeGranularity(java.time.Duration.ofNanos(1)).maxMessageBytes(1024).build();
+        MailboxCapabilities same = MailboxCapabilities.builder().maxMessageBytes(1024).lateAcknowledge(true)
+                .timeGranularity(java.time.Duration.ofNanos(1)).fifo(true).exactCount(true).build();
+        assertThat(a).isEqualTo(same).hasSameHashCodeAs(same);
+        assertThat(a).isNotEqualTo(MailboxCapabilities.builder().exactCount(true).fifo(true)
+                .timeGranularity(java.time.Duration.ofNanos(1)).maxMessageBytes(1024).build());
+        assertThat(MailboxCapabilities.builder().fairness(true).build())
+                .isNotEqualTo(MailboxCapabilities.builder().visibilityOrder(true).build())
+                .isNotEqualTo(MailboxCapabilities.builder().build());
+        assertThat(MailboxCapabilities.builder().timeGranularity(java.time.Duration.ofMillis(1)).build())
+                .isNotEqualTo(MailboxCapabilities.builder().timeGranularity(java.time.Duration.ofMillis(2)).build());
+    }
+
+    @Test
+    @DisplayName("a peeked message is a value: its body compared by content, and shown by size, not content")
+    void peekedIsValue() {
+        java.time.Instant at = java.time.Instant.parse("2030-01-01T00:00:00Z");
+        dev.mailbox.api.spi.Inspection.Peeked p = new dev.mailbox.api.spi.Inspection.Peeked("id", "secret".getBytes(
+                StandardCharsets.UTF_8), java.util.Map.of("k", "v"), at, 1, dev.mailbox.api.spi.Inspection.State.QUEUED);
+        dev.mailbox.api.spi.Inspection.Peeked same = new dev.mailbox.api.spi.Inspection.Peeked("id", "secret".getBytes(
+                StandardCharsets.UTF_8), java.util.Map.of("k", "v"), at, 1, dev.mailbox.api.spi.Inspection.State.QUEUED);
+        assertThat(p).isEqualTo(same).hasSameHashCodeAs(same);
+        assertThat(p).isNotEqualTo(new dev.mailbox.api.spi.Inspection.Peeked("id", "other!".getBytes(StandardCharsets.UTF_8),
+                java.util.Map.of("k", "v"), at, 1, dev.mailbox.api.spi.Inspection.State.QUEUED));
+        assertThat(p.toString()).contains("id=id", "6 bytes", "QUEUED").doesNotContain("secret");
+    }
+
+    @Test
     @DisplayName("capabilities: a FIFO mailbox claims neither fairness nor visibility order; the new flags default to off")
     void capabilities() {
         MailboxCapabilities weakest = MailboxCapabilities.builder().build();
@@ -125,5 +156,20 @@ class GroupsAndFifoTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fairness");
         assertThatThrownBy(() -> MailboxCapabilities.builder().fifo(true).visibilityOrder(true).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("visibilityOrder");
+    }
+
+    @Test
+    @DisplayName("capabilities: holding runs and shared delivery state default to off; only a FIFO mailbox holds runs")
+    void runsAndSharedState() {
+        MailboxCapabilities weakest = MailboxCapabilities.builder().build();
+        assertThat(weakest.holdsRuns()).isFalse();
+        assertThat(weakest.sharedDeliveryState()).isFalse();
+        MailboxCapabilities strict = MailboxCapabilities.builder().fifo(true).holdsRuns(true).sharedDeliveryState(true)
+                .build();
+        assertThat(strict.holdsRuns()).isTrue();
+        assertThat(strict.sharedDeliveryState()).isTrue();
+        assertThat(strict.toString()).contains("holdsRuns=true", "sharedDeliveryState=true");
+        assertThatThrownBy(() -> MailboxCapabilities.builder().holdsRuns(true).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("holdsRuns");
     }
 }

@@ -15,18 +15,25 @@ import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.TimeSource;
+import dev.mailbox.api.spi.AsyncReceiver;
 import dev.mailbox.api.spi.FencedView;
 import dev.mailbox.api.spi.Bodies;
+import dev.mailbox.api.spi.Inspection;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
@@ -39,7 +46,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>It runs no thread of its own. Time-based changes (a delay or visibility timeout ending) are
  * applied when the mailbox is next touched, and a blocked receive sleeps exactly until the next such
- * change or a send/nack wakes it, so it never polls. A handle whose visibility has lapsed is refused
+ * change or a send/nack wakes it, so it never polls. {@link #receiveAsync} waits the same way without a
+ * thread: a parked receive is woken by the same changes, and timed on one daemon thread that every
+ * in-memory mailbox of the JVM shares, which also runs the parked receives' later passes (each a few
+ * microseconds under the mailbox's lock). A handle whose visibility has lapsed is refused
  * at once by nack and extend, even before the message is delivered again; it still acknowledges the
  * message until the message is delivered again ({@link MailboxCapabilities#lateAcknowledge()}), and a
  * handle superseded by a later delivery is refused at once.
@@ -70,6 +80,9 @@ import org.jspecify.annotations.Nullable;
  * counts from the first send and is not extended by duplicates. Expired ids are dropped, oldest first,
  * by each send that carries an id, so the mailbox never holds more than one window's worth of them.
  *
+ * <p><b>Inspection.</b> As an {@link Inspection} it counts queued, in-flight and delayed messages exactly and
+ * shows messages without receiving them (for the web console), under its lock and without changing anything.
+ *
  * <p><b>With a codec</b> ({@link #builder(String, Codec)}) bodies are encoded on send and decoded on
  * receive, exactly as a remote backend would: receivers get copies, encoding errors and the size limit
  * apply at send, and an undecodable body surfaces through {@link Message#body()}. This is what to use
@@ -90,13 +103,39 @@ import org.jspecify.annotations.Nullable;
  *
  * @param <T> the body type
  */
-public final class InMemoryMailbox<T> implements Mailbox<T> {
+public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, Inspection {
+
+    /**
+     * Times parked receives and runs their passes, for every in-memory mailbox: a pass only takes what is
+     * ready under the mailbox's lock, so one thread keeps up with many mailboxes.
+     */
+    private static final ScheduledThreadPoolExecutor WAITS = newWaits();
+
+    private static ScheduledThreadPoolExecutor newWaits() {
+        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread thread = new Thread(r, "mailbox-inmemory-waits");
+            thread.setDaemon(true);
+            return thread;
+        });
+        t.setRemoveOnCancelPolicy(true);
+        return t;
+    }
 
     /** What a {@link #fenced} view calls: this mailbox's own methods, with the view's epoch. */
     private final FencedView.Operations<T> fencedCalls = new FencedView.Operations<>() {
         @Override
         public List<Message<T>> receive(ReceiveOptions options, long epoch) {
             return InMemoryMailbox.this.receive(options, epoch);
+        }
+
+        @Override
+        public boolean receivesAsync() {
+            return true;
+        }
+
+        @Override
+        public CompletableFuture<List<Message<T>>> receiveAsync(ReceiveOptions options, long epoch) {
+            return InMemoryMailbox.this.receiveAsync(options, epoch);
         }
 
         @Override
@@ -158,6 +197,8 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     private long size;
     private long nextSeq;
     private int waiters;
+    /** Receives waiting without a thread, oldest first; one woken is removed by whoever wakes it. */
+    private final LinkedHashSet<Parked> parked = new LinkedHashSet<>();
     private boolean closed;
     /** The highest epoch used through a {@link #fenced} view; 0 until one is used. Only moves up. */
     private long fence;
@@ -197,7 +238,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
                 .atomicDeadLetter(true).timeGranularity(Duration.ofNanos(1))
                 .maxMessageBytes(maxMessageBytes).extendedNames(true)
                 // this object is the queue: the fence and the ids are kept with the messages
-                .atomicFencing(true).durableDeduplication(true)
+                .atomicFencing(true).durableDeduplication(true).sharedDeliveryState(true).holdsRuns(fifo != null)
                 .build();
         this.tag = String.format("%08x", ThreadLocalRandom.current().nextInt());
         this.idPrefix = (tag + "-").getBytes(StandardCharsets.ISO_8859_1);
@@ -408,8 +449,8 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
                 awaitChange(sleep);
                 now = clock.nanoTime();
             }
-            if (waiters > 0 && hasVisible()) {
-                changed.signal(); // pass the wake-up on to the next waiter
+            if (hasVisible()) {
+                signalOne(); // pass the wake-up on to the next waiter
             }
         } finally {
             lock.unlock();
@@ -422,6 +463,203 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
             messages.add(new InMemoryMessage<>(this, taken[i], deliveries[i], decode(taken[i]), epoch));
         }
         return messages;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The first pass runs on the calling thread; later ones (after a send, a nack, a lapse or a delay
+     * ending wakes it) on the in-memory mailboxes' shared thread, which is where the future then completes.
+     *
+     * @throws MailboxClosedException if the mailbox is closed
+     */
+    @Override
+    public CompletableFuture<List<Message<T>>> receiveAsync(ReceiveOptions options) {
+        return receiveAsync(options, 0);
+    }
+
+    private CompletableFuture<List<Message<T>>> receiveAsync(ReceiveOptions options, long epoch) {
+        Objects.requireNonNull(options, "options");
+        Parked p;
+        lock.lock();
+        try {
+            ensureOpen();
+            p = new Parked(options, epoch, clock.nanoTime() + options.waitTime().toNanos());
+        } finally {
+            lock.unlock();
+        }
+        p.future.whenComplete((got, failure) -> {
+            if (p.future.isCancelled()) {
+                unpark(p);
+            }
+        });
+        pass(p);
+        return p.future;
+    }
+
+    /**
+     * One pass of a parked receive: takes what is ready, or parks it again until the wait ends, the next
+     * deadline comes or a change wakes it. Only whoever took it out of {@link #parked} (or started it) runs it.
+     */
+    private void pass(Parked p) {
+        int max = p.options.maxMessages();
+        Entry[] taken = new Entry[max];
+        int[] deliveries = new int[max];
+        int n = 0;
+        boolean done = false;
+        RuntimeException failure = null;
+        lock.lock();
+        try {
+            if (p.future.isDone()) {
+                if (hasVisible()) {
+                    signalOne(); // it was woken for a message it will not take: someone else takes it
+                }
+                return;
+            }
+            if (closed) {
+                done = true;
+            } else {
+                long now = clock.nanoTime();
+                checkFence(p.epoch);
+                promoteDue(now);
+                n = takeReady(taken, deliveries, p.options.visibilityTimeout().toNanos(), now);
+                if (n > 0 || p.deadline - now <= 0) {
+                    done = true;
+                } else {
+                    long sleep = p.deadline - now;
+                    if (!timed.isEmpty()) {
+                        sleep = Math.min(sleep, timed.peek().dueNanos - now);
+                    }
+                    parked.add(p);
+                    p.wakeAt = now + sleep;
+                    p.timer = WAITS.schedule(() -> timedOut(p), Math.max(1, sleep), TimeUnit.NANOSECONDS);
+                }
+            }
+            if (hasVisible()) {
+                signalOne();
+            }
+        } catch (RuntimeException e) {
+            failure = e;
+        } finally {
+            lock.unlock();
+        }
+        if (failure != null) {
+            p.future.completeExceptionally(failure);
+            return;
+        }
+        if (!done) {
+            return;
+        }
+        List<Message<T>> messages = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            messages.add(new InMemoryMessage<>(this, taken[i], deliveries[i], decode(taken[i]), p.epoch));
+        }
+        if (!p.future.complete(messages)) {
+            // cancelled while this pass took them: give them back now rather than leave them invisible
+            for (Message<T> m : messages) {
+                try {
+                    m.nack();
+                } catch (RuntimeException ignored) {
+                    // it lapsed or went already
+                }
+            }
+        }
+    }
+
+    private void timedOut(Parked p) {
+        lock.lock();
+        try {
+            if (!parked.remove(p)) {
+                return; // woken meanwhile: that wake-up runs its pass
+            }
+        } finally {
+            lock.unlock();
+        }
+        pass(p);
+    }
+
+    private void unpark(Parked p) {
+        lock.lock();
+        try {
+            if (parked.remove(p) && p.timer != null) {
+                p.timer.cancel(false);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Wakes up to {@code n} parked receives, oldest first; called with the lock held. */
+    private void wakeParked(int n) {
+        var it = parked.iterator();
+        for (int i = 0; i < n && it.hasNext(); i++) {
+            Parked p = it.next();
+            it.remove();
+            wake(p);
+        }
+    }
+
+    /** Wakes one waiter of each kind: what became visible may be theirs. Called with the lock held. */
+    private void signalOne() {
+        if (waiters > 0) {
+            changed.signal();
+        }
+        if (!parked.isEmpty()) {
+            wakeParked(1);
+        }
+    }
+
+    /**
+     * A deadline earlier than any before appeared: wakes the waiters that would sleep past it (every blocked
+     * thread, and the parked receives timed later than it). Called with the lock held.
+     */
+    private void signalDue(long due) {
+        if (waiters > 0) {
+            changed.signalAll();
+        }
+        if (!parked.isEmpty()) {
+            var it = parked.iterator();
+            while (it.hasNext()) {
+                Parked p = it.next();
+                if (p.wakeAt - due > 0) {
+                    it.remove();
+                    wake(p);
+                }
+            }
+        }
+    }
+
+    private void wake(Parked p) {
+        if (p.timer != null) {
+            p.timer.cancel(false);
+        }
+        WAITS.execute(() -> pass(p));
+    }
+
+    /** Wakes every waiter: what they sleep until (the next deadline, the fence) changed. Lock held. */
+    private void signalAll() {
+        if (waiters > 0) {
+            changed.signalAll();
+        }
+        if (!parked.isEmpty()) {
+            wakeParked(Integer.MAX_VALUE);
+        }
+    }
+
+    /** A receive waiting without a thread. */
+    private final class Parked {
+        final ReceiveOptions options;
+        final long epoch;
+        final long deadline;
+        final CompletableFuture<List<Message<T>>> future = new CompletableFuture<>();
+        @Nullable ScheduledFuture<?> timer; // guarded by lock
+        long wakeAt; // guarded by lock: when (by the mailbox's clock) its timer wakes it
+
+        Parked(ReceiveOptions options, long epoch, long deadline) {
+            this.options = options;
+            this.epoch = epoch;
+            this.deadline = deadline;
+        }
     }
 
     /**
@@ -529,7 +767,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
                 return;
             }
             closed = true;
-            changed.signalAll();
+            signalAll();
         } finally {
             lock.unlock();
         }
@@ -539,6 +777,131 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     @Override
     public String toString() {
         return "InMemoryMailbox[" + name + "]";
+    }
+
+    // ---- inspection: reads only, under the lock ----
+
+    /** How many entries of each kind {@link #inspect} looks at for the oldest message's age. */
+    private static final int OLDEST_SCAN = 100_000;
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The counts are exact. On a FIFO mailbox a message waiting behind an earlier one of its group that is in
+     * flight counts as queued (a receive takes it once its group is free), and one nacked with a timeout as delayed.
+     * The oldest message's age is exact up to {@value #OLDEST_SCAN} queued and as many delayed or in-flight
+     * messages; beyond, it is that of the oldest among those looked at.
+     */
+    @Override
+    public Inspection.Stats inspect() {
+        lock.lock();
+        try {
+            ensureOpen();
+            long now = clock.nanoTime();
+            // what is due but not yet promoted is queued for the next receive; nothing is promoted here
+            long[] due = new long[2]; // in flight, waiting
+            timed.forEachDue(now, e -> due[e.state == Entry.IN_FLIGHT ? 0 : 1]++);
+            // timed holds every in-flight entry and every waiting one (delayed, or nacked with a timeout); the rest
+            // of what is held is queued, wherever it is kept (ready, a group's queue, a noisy tenant's set-aside)
+            long inFlightNow = inFlightCount - due[0];
+            long delayed = timed.size() - inFlightCount - due[1];
+            long queued = size - inFlightNow - delayed;
+            long[] oldest = {Long.MAX_VALUE};
+            forEachQueued(OLDEST_SCAN, e -> oldest[0] = Math.min(oldest[0], e.enqueuedAtMillis));
+            for (int i = 0; i < Math.min(timed.size(), OLDEST_SCAN); i++) {
+                oldest[0] = Math.min(oldest[0], timed.at(i).enqueuedAtMillis);
+            }
+            Duration age = oldest[0] == Long.MAX_VALUE ? null
+                    : Duration.ofMillis(Math.max(0, clock.currentTimeMillis() - oldest[0]));
+            return new Inspection.Stats(queued, inFlightNow, delayed, age, true,
+                    deadLetters == null ? null : deadLetters.name(),
+                    redrivePolicy == null ? 0 : redrivePolicy.maxReceiveCount());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public List<Inspection.Peeked> peek(int max) {
+        Inspection.requirePeekSize(max);
+        lock.lock();
+        try {
+            ensureOpen();
+            long now = clock.nanoTime();
+            List<Inspection.Peeked> out = new ArrayList<>(max);
+            forEachQueued(max, e -> out.add(peeked(e, Inspection.State.QUEUED)));
+            // then the timed ones, soonest first: the k earliest of a heap, walked from its root, in O(k log k)
+            java.util.PriorityQueue<Integer> next = new java.util.PriorityQueue<>(
+                    (a, b) -> Long.compare(timed.at(a).dueNanos - now, timed.at(b).dueNanos - now));
+            if (!timed.isEmpty()) {
+                next.add(0);
+            }
+            while (out.size() < max && !next.isEmpty()) {
+                int i = next.poll();
+                for (int child = 2 * i + 1; child <= 2 * i + 2 && child < timed.size(); child++) {
+                    next.add(child);
+                }
+                Entry e = timed.at(i);
+                Inspection.State state = e.dueNanos - now <= 0 ? Inspection.State.QUEUED
+                        : e.state == Entry.IN_FLIGHT ? Inspection.State.IN_FLIGHT : Inspection.State.DELAYED;
+                out.add(peeked(e, state));
+            }
+            return out;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Visits up to {@code max} queued entries (visible and not timed), in about the order receives would take
+     * them: on a standard mailbox ready's, then noisy tenants' set-aside ones; on a FIFO mailbox the groups that
+     * can deliver now, in turn, then the groups waiting for a message in flight. Entries deleted while visible (a
+     * late acknowledgement) and a FIFO group's entries nacked with a timeout (timed) are skipped.
+     */
+    private void forEachQueued(int max, java.util.function.Consumer<Entry> each) {
+        int[] n = {0};
+        java.util.function.Predicate<Entry> visit = e -> {
+            if (e.state != Entry.READY) {
+                return true;
+            }
+            each.accept(e);
+            return ++n[0] < max;
+        };
+        if (fifo == null) {
+            for (Entry e : ready) {
+                if (!visit.test(e)) {
+                    return;
+                }
+            }
+            for (Group g : parkedTenants) {
+                for (Entry e : g.queue) {
+                    if (!visit.test(e)) {
+                        return;
+                    }
+                }
+            }
+            return;
+        }
+        java.util.Set<Group> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (Iterable<Group> in : List.<Iterable<Group>>of(available, groups.values())) {
+            for (Group g : in) {
+                if (!seen.add(g)) {
+                    continue;
+                }
+                for (Entry e : g.queue) {
+                    if (!visit.test(e)) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    private Inspection.Peeked peeked(Entry e, Inspection.State state) {
+        byte[] body = e.payload instanceof byte[] b ? b.clone()
+                : String.valueOf(e.payload).getBytes(StandardCharsets.UTF_8);
+        return new Inspection.Peeked(idOf(e), body, e.attributes, java.time.Instant.ofEpochMilli(e.enqueuedAtMillis),
+                e.deliveryCount, state);
     }
 
     // ---- operations on one delivery: by InMemoryMessage, or by handle ----
@@ -734,8 +1097,8 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     private void extendLocked(Entry e, int delivery, long nanos, long now) {
         requireCurrent(e, delivery, now);
         e.dueNanos = now + nanos;
-        if (timed.changed(e) && waiters > 0) {
-            changed.signalAll();
+        if (timed.changed(e)) {
+            signalDue(e.dueNanos);
         }
     }
 
@@ -791,9 +1154,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     private void makeReady(Entry e) {
         e.state = Entry.READY;
         ready.addLast(e);
-        if (waiters > 0) {
-            changed.signal();
-        }
+        signalOne();
     }
 
     /**
@@ -808,9 +1169,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
         if (head != null && head.state == Entry.READY) {
             g.available = true;
             available.addLast(g);
-            if (waiters > 0) {
-                changed.signal();
-            }
+            signalOne();
         }
     }
 
@@ -860,8 +1219,8 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
 
     /** Adds a timed entry; waiters sleep until the earliest one, so they must re-read it if it moved. */
     private void schedule(Entry e) {
-        if (timed.add(e) && waiters > 0) {
-            changed.signalAll();
+        if (timed.add(e)) {
+            signalDue(e.dueNanos);
         }
     }
 
@@ -1092,7 +1451,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
     private void wakeAll() {
         lock.lock();
         try {
-            changed.signalAll();
+            signalAll();
         } finally {
             lock.unlock();
         }
@@ -1153,9 +1512,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T> {
             throw new FencedException(name, epoch, fence);
         }
         fence = epoch;
-        if (waiters > 0) {
-            changed.signalAll(); // receives waiting under a lower epoch must give up now, not on the next send
-        }
+        signalAll(); // receives waiting under a lower epoch must give up now, not on the next send
     }
 
     /**

@@ -56,6 +56,26 @@ final class TimedHeap {
         return heap[0] == e;
     }
 
+    /** @return the entry at index {@code i} of the heap's array (0 to size - 1), in no particular order but the first */
+    Entry at(int i) {
+        return heap[i];
+    }
+
+    /** Visits every entry due at {@code now} (due time not after it), without changing anything. O(due). */
+    void forEachDue(long now, Consumer<Entry> each) {
+        forEachDue(0, now, each);
+    }
+
+    private void forEachDue(int i, long now, Consumer<Entry> each) {
+        // a heap's parent is due no later than its children: below an entry not due, nothing is
+        if (i >= size || heap[i].dueNanos - now > 0) {
+            return;
+        }
+        each.accept(heap[i]);
+        forEachDue(2 * i + 1, now, each);
+        forEachDue(2 * i + 2, now, each);
+    }
+
     void clear(Consumer<Entry> each) {
         for (int i = 0; i < size; i++) {
             heap[i].heapIndex = -1;

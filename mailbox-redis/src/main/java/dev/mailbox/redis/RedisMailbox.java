@@ -18,6 +18,7 @@ import dev.mailbox.api.ReceiptHandleExpiredException;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.api.SendOptions;
+import dev.mailbox.api.spi.AsyncReceiver;
 import dev.mailbox.api.spi.FencedView;
 import dev.mailbox.api.spi.Bodies;
 import java.net.URI;
@@ -29,6 +30,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -56,11 +58,14 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *       which replace the delivery token the handle carries, so a superseded handle is refused at once
  *       too. This needs no layout change: the token was always kept until then.</li>
  *   <li><b>Long polling</b> without a polling loop: scripts publish a notice on the mailbox's channel
- *       when messages become visible or an earlier deadline appears; one subscriber connection per
- *       mailbox object hears it and wakes the waiting threads, which sleep on a local condition until
- *       then or until the next deadline they know of. A waiting receive holds no pooled connection
- *       and sends nothing while it waits. Once it has started waiting, it rides out a Redis outage
- *       until its wait ends, and only then throws the retryable error.</li>
+ *       when messages become visible or an earlier deadline appears; the mailboxes of one client object
+ *       share at most two subscriber connections that hear them (each carries a share of the channels)
+ *       and wake the waiting receives, which sleep until then or until the next deadline they know of.
+ *       A waiting receive holds no pooled connection and sends nothing while it waits, and a wait that
+ *       runs to its end with nothing heard answers empty without another script. {@link #receiveAsync}
+ *       waits without a thread too: its later passes run on at most four threads the client's mailboxes
+ *       share. Once it has started waiting, a receive rides out a Redis outage until its wait ends, and
+ *       only then throws the retryable error.</li>
  *   <li><b>Cluster.</b> All keys of a mailbox share one hash tag, by default its name. A dead-letter
  *       move is part of the receive script, so on a cluster the dead-letter mailbox must be in the
  *       same hash slot: give it the source's tag with {@link Builder#hashTag(String)}.</li>
@@ -162,12 +167,15 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * that what that call adds lands behind them: about 0.6 µs each on redis-server 7.0 (116 ms for 200,000
  * on a 2-core test machine), during which the server answers no one else.
  *
- * <h2>Connections</h2>
- * Each call borrows one connection for one round trip. A mailbox object that long-polls also keeps
- * one connection subscribed for as long as it is open: a connection of its own, made like the pool's
- * (on a {@link JedisCluster}, like one node's pool's) but outside it, so any number of waiting mailboxes
- * leave the pool to the calls. Size the pool for the threads that call at once; the default of 8 (per
- * node on a cluster) suits a handful of threads.
+ * <h2>Connections and threads</h2>
+ * Each call borrows one connection for one round trip. The mailboxes of one client object that long-poll
+ * also share at most two subscriber connections, each with a thread, for as long as one of them is open:
+ * connections of their own, made like the pool's (on a {@link JedisCluster}, like one node's pool's) but
+ * outside it, so any number of waiting mailboxes leave the pool to the calls. Parked receives
+ * ({@link #receiveAsync}) add a timer thread and at most four pass threads, which borrow pooled connections
+ * for their scripts. So 10,000 mailboxes waiting on one client cost at most 2 subscriber connections plus
+ * what the pool holds, and 7 threads. Size the pool for the threads that call at once (those four
+ * included); the default of 8 (per node on a cluster) suits a handful of threads.
  *
  * <p>A {@link JedisCluster} resends a command whose connection failed, up to its {@code maxAttempts}
  * (default 5), including one that failed after the server ran it (a read timeout). A script run twice
@@ -192,7 +200,7 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *
  * @param <T> the body type
  */
-public final class RedisMailbox<T> implements Mailbox<T> {
+public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.mailbox.api.spi.Inspection {
 
     /** What a {@link #fenced} view calls: the fenced scripts, with the view's epoch. */
     private final FencedView.Operations<T> fencedCalls = new FencedView.Operations<>() {
@@ -224,6 +232,16 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         @Override
         public ReceiveOptions defaultReceiveOptions() {
             return defaults;
+        }
+
+        @Override
+        public boolean receivesAsync() {
+            return true;
+        }
+
+        @Override
+        public CompletableFuture<List<Message<T>>> receiveAsync(ReceiveOptions options, long epoch) {
+            return RedisMailbox.this.receiveAsync(options, epoch);
         }
     };
 
@@ -273,6 +291,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
     private volatile boolean kindChecked;
     private final MailboxCapabilities capabilities;
     private final WakeHub hub;
+    private final WakeHub.Channel wake;
     private volatile boolean closed;
 
     private RedisMailbox(Builder<T> b, UnifiedJedis client, boolean ownsClient, Object server) {
@@ -322,7 +341,8 @@ public final class RedisMailbox<T> implements Mailbox<T> {
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofMillis(1)).extendedNames(true)
                 .atomicFencing(true).durableDeduplication(true).lateAcknowledge(true)
                 .build();
-        this.hub = new WakeHub(client, channel);
+        this.hub = WakeHub.acquire(client);
+        this.wake = hub.join(channel);
     }
 
     /**
@@ -478,33 +498,172 @@ public final class RedisMailbox<T> implements Mailbox<T> {
      */
     private List<Message<T>> receive(ReceiveOptions options, long epoch, List<? extends Message<T>> acknowledge,
                                      Consumer<? super Message<T>> stale) {
-        Objects.requireNonNull(options, "options");
-        long[] range = {epoch, epoch};
-        List<RedisMessage<T>> settling = owned(acknowledge, epoch, range);
-        ensureOpen();
-        long waitNanos = options.waitTime().toNanos();
-        long start = System.nanoTime();
-        if (waitNanos > 0) {
-            hub.start();
+        Pass pass = new Pass(options, epoch, acknowledge, stale);
+        while (true) {
+            List<Message<T>> got = pass.run();
+            if (got != null) {
+                return got;
+            }
+            try {
+                hub.await(wake, pass.seen, pass.sleepMs, pass.plannedWake);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new MailboxUnavailableException("receive on mailbox '" + name + "' was interrupted", false, e);
+            }
+            if (pass.nothingNew()) {
+                return List.of();
+            }
         }
-        List<byte[]> args = new ArrayList<>(10 + 2 * settling.size());
-        args.add(channelBytes);
-        args.add(ttlMs);
-        args.add(bytes(range[0]));
-        args.add(bytes(range[1]));
-        args.add(bytes(options.maxMessages()));
-        args.add(bytes(millisRoundedUp(options.visibilityTimeout())));
-        args.add(bytes(Long.toHexString(ThreadLocalRandom.current().nextLong())));
-        args.add(bytes(maxReceiveCount));
-        args.add(deadLetters == null ? channelBytes : deadLetters.channelBytes);
-        args.add(deadLetters == null ? ttlMs : deadLetters.ttlMs);
-        for (RedisMessage<T> m : settling) {
-            args.add(bytes(m.id));
-            args.add(bytes(m.token));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The first pass runs on the calling thread; later ones on the wake threads this mailbox's client shares
+     * (see the class comment, <i>Long polling</i>), which is where the future then completes.
+     *
+     * @throws MailboxClosedException if the mailbox is closed
+     */
+    @Override
+    public CompletableFuture<List<Message<T>>> receiveAsync(ReceiveOptions options) {
+        return receiveAsync(options, 0);
+    }
+
+    private CompletableFuture<List<Message<T>>> receiveAsync(ReceiveOptions options, long epoch) {
+        Parked parked = new Parked(new Pass(options, epoch, List.of(), NO_STALE));
+        parked.future.whenComplete((got, failure) -> {
+            if (parked.future.isCancelled()) {
+                WakeHub.Parked p = parked.parked;
+                if (p == null || !wake.unpark(p)) {
+                    hub.passOn(wake); // it may have been woken for a message it will not take
+                }
+            }
+        });
+        parked.run();
+        return parked.future;
+    }
+
+    /** A receive waiting without a thread: each pass runs where its wake-up came, and parks again if need be. */
+    private final class Parked implements Runnable {
+        final Pass pass;
+        final CompletableFuture<List<Message<T>>> future = new CompletableFuture<>();
+        volatile WakeHub.@Nullable Parked parked;
+
+        Parked(Pass pass) {
+            this.pass = pass;
         }
-        MailboxUnavailableException outage = null;
-        for (boolean first = true; ; first = false) {
-            long seen = hub.generation();
+
+        @Override
+        public void run() {
+            boolean woken = parked != null;
+            while (true) {
+                if (future.isDone()) {
+                    hub.passOn(wake); // cancelled: a notice that woke it goes to someone else
+                    return;
+                }
+                if (woken && pass.nothingNew()) {
+                    future.complete(List.of());
+                    return;
+                }
+                List<Message<T>> got;
+                try {
+                    got = pass.run();
+                } catch (RuntimeException e) {
+                    future.completeExceptionally(e);
+                    return;
+                }
+                if (got != null) {
+                    if (!future.complete(got)) {
+                        giveBack(got); // cancelled while the script took them
+                    }
+                    return;
+                }
+                WakeHub.Parked p = hub.park(wake, pass.seen, pass.sleepMs, pass.plannedWake, this);
+                if (p != null) {
+                    parked = p;
+                    return;
+                }
+                woken = false; // a notice came since the script: run it again now
+                if (closed) {
+                    future.complete(List.of());
+                    return;
+                }
+            }
+        }
+    }
+
+    private static <T> void giveBack(List<Message<T>> messages) {
+        for (Message<T> m : messages) {
+            try {
+                m.nack();
+            } catch (RuntimeException ignored) {
+                // it lapsed or went already
+            }
+        }
+    }
+
+    /**
+     * One receive's passes of the receive script: the first also settles the acknowledgements it carries; each
+     * decides whether to answer or to wait, and for how long.
+     */
+    private final class Pass {
+        private final long epoch;
+        private final long waitNanos;
+        private final long start = System.nanoTime();
+        private final List<byte[]> args;
+        private final List<RedisMessage<T>> settling;
+        private final Consumer<? super Message<T>> stale;
+        private boolean first = true;
+        private @Nullable MailboxUnavailableException outage;
+        /** Set by a pass that returned null: what to wait for. */
+        long seen;
+        long sleepMs;
+        long plannedWake;
+        /** Whether the wait it asked for runs to the end of the receive's wait, with no deadline inside it. */
+        private boolean waitsToTheEnd;
+
+        Pass(ReceiveOptions options, long epoch, List<? extends Message<T>> acknowledge,
+             Consumer<? super Message<T>> stale) {
+            Objects.requireNonNull(options, "options");
+            this.epoch = epoch;
+            this.stale = stale;
+            long[] range = {epoch, epoch};
+            this.settling = owned(acknowledge, epoch, range);
+            ensureOpen();
+            this.waitNanos = options.waitTime().toNanos();
+            if (waitNanos > 0) {
+                hub.listen(wake);
+            }
+            List<byte[]> a = new ArrayList<>(10 + 2 * settling.size());
+            a.add(channelBytes);
+            a.add(ttlMs);
+            a.add(bytes(range[0]));
+            a.add(bytes(range[1]));
+            a.add(bytes(options.maxMessages()));
+            a.add(bytes(millisRoundedUp(options.visibilityTimeout())));
+            a.add(bytes(Long.toHexString(ThreadLocalRandom.current().nextLong())));
+            a.add(bytes(maxReceiveCount));
+            a.add(deadLetters == null ? channelBytes : deadLetters.channelBytes);
+            a.add(deadLetters == null ? ttlMs : deadLetters.ttlMs);
+            for (RedisMessage<T> m : settling) {
+                a.add(bytes(m.id));
+                a.add(bytes(m.token));
+            }
+            this.args = a;
+        }
+
+        /**
+         * Runs the script once.
+         *
+         * @return the answer (messages, or empty when the wait is over), or null to wait as {@link #seen},
+         *         {@link #sleepMs} and {@link #plannedWake} say
+         */
+        @Nullable List<Message<T>> run() {
+            if (!first) {
+                // each pass draws a fresh nonce so every delivery's token is new
+                args.set(6, bytes(Long.toHexString(ThreadLocalRandom.current().nextLong())));
+            }
+            seen = wake.generation();
             List<?> reply;
             try {
                 reply = (List<?>) receive.run(client, name, receiveKeys, args);
@@ -516,7 +675,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
                     reply = null;
                 } else {
                     if (!first) {
-                        hub.passOn(); // a notice may have woken this waiter for a message it will not take
+                        hub.passOn(wake); // a notice may have woken this waiter for a message it will not take
                     }
                     throw e;
                 }
@@ -528,6 +687,7 @@ public final class RedisMailbox<T> implements Mailbox<T> {
                 args.set(2, bytes(epoch));
                 args.set(3, bytes(epoch));
             }
+            first = false;
             if (reply != null && (messageCount(reply) > 0 || waitNanos == 0)) {
                 return messages(reply, epoch);
             }
@@ -541,28 +701,36 @@ public final class RedisMailbox<T> implements Mailbox<T> {
                 }
                 return List.of();
             }
-            long sleepMs = remainingMs;
-            long now = 0;
+            sleepMs = remainingMs;
+            waitsToTheEnd = false;
             if (reply != null) {
-                now = (Long) reply.get(0);
+                long now = (Long) reply.get(0);
                 long earliest = (Long) reply.get(1);
-                if (earliest >= 0) {
-                    sleepMs = Math.min(remainingMs, Math.max(1, earliest - now + 1));
+                if (earliest >= 0 && earliest - now + 1 < remainingMs) {
+                    sleepMs = Math.max(1, earliest - now + 1);
+                } else {
+                    waitsToTheEnd = wake.isSubscribed();
                 }
+                plannedWake = now + sleepMs;
             } else {
                 sleepMs = Math.min(remainingMs, WakeHub.DEGRADED_SLEEP_MS);
+                plannedWake = Long.MAX_VALUE;
             }
-            try {
-                hub.await(seen, sleepMs, reply != null ? now + sleepMs : Long.MAX_VALUE);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new MailboxUnavailableException("receive on mailbox '" + name + "' was interrupted", false, e);
-            }
+            return null;
+        }
+
+        /**
+         * Whether a wait that has just ended can answer empty without another script: it ran to the end of the
+         * receive's wait, heard while subscribed, with no deadline inside it and no notice since the last pass.
+         * That last script is what every idle waiter would otherwise cost Redis at the end of each wait.
+         */
+        boolean nothingNew() {
             if (closed) {
-                return List.of();
+                return true;
             }
-            // each pass draws a fresh nonce so every delivery's token is new
-            args.set(6, bytes(Long.toHexString(ThreadLocalRandom.current().nextLong())));
+            // a timer may end a millisecond early (the sleep was counted in whole milliseconds)
+            return waitsToTheEnd && System.nanoTime() - (start + waitNanos) >= -TimeUnit.MILLISECONDS.toNanos(2)
+                    && wake.generation() == seen;
         }
     }
 
@@ -692,9 +860,69 @@ public final class RedisMailbox<T> implements Mailbox<T> {
         return (Long) Scripts.COUNT.run(client, name, keys, List.of(channelBytes, ttlMs));
     }
 
-    /** @return this mailbox's wake hub (for tests in this package) */
+    // ---- inspection (the web console): read-only scripts, nothing changes
+
+    /** How many entries of each kind {@link #inspect} and {@link #peek} read one by one, at most. */
+    private static final int INSPECT_SCAN = 1_000;
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One read-only script. The total is exact (every message has a meta entry); so are the counts while at
+     * most {@value #INSPECT_SCAN} messages are delayed or in flight (each is read to tell which); beyond, the
+     * unread ones count as delayed and {@code exact} is false. Queued includes a noisy tenant's messages set
+     * aside and, on a FIFO mailbox, the messages waiting behind one of their group in flight. The oldest
+     * message's age is that of the oldest among the first {@value #INSPECT_SCAN} of each structure (the ready
+     * list, the set-aside or FIFO group entries, what is due and what is later), by the Redis server's clock.
+     */
+    @Override
+    public dev.mailbox.api.spi.Inspection.Stats inspect() {
+        ensureOpen();
+        List<?> r = (List<?>) (fifo != null ? Scripts.INSPECT_FIFO : Scripts.INSPECT).run(client, name, keys,
+                List.of(channelBytes, ttlMs, bytes(INSPECT_SCAN)));
+        long oldest = (Long) r.get(3);
+        long now = (Long) r.get(5);
+        return new dev.mailbox.api.spi.Inspection.Stats((Long) r.get(0), (Long) r.get(1), (Long) r.get(2),
+                oldest < 0 ? null : Duration.ofMillis(Math.max(0, now - oldest)), (Long) r.get(4) == 1,
+                deadLetters == null ? null : deadLetters.name(), maxReceiveCount);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One read-only script. On a FIFO mailbox queued messages come group by group (the groups ready to
+     * deliver first, in the order receives take them), each group in send order, and a message waiting out a
+     * nack timeout is shown as delayed while the messages behind it are queued; a dead letter shows the id it
+     * had in its source, as {@link Message#id()} does.
+     */
+    @Override
+    public List<dev.mailbox.api.spi.Inspection.Peeked> peek(int max) {
+        dev.mailbox.api.spi.Inspection.requirePeekSize(max);
+        ensureOpen();
+        List<?> r = (List<?>) (fifo != null ? Scripts.PEEK_FIFO : Scripts.PEEK).run(client, name, keys,
+                List.of(channelBytes, ttlMs, bytes(max), bytes(INSPECT_SCAN)));
+        List<dev.mailbox.api.spi.Inspection.Peeked> out = new ArrayList<>();
+        for (int i = 1; i + 5 < r.size(); i += 6) {
+            dev.mailbox.api.spi.Inspection.State state = switch (string(r.get(i + 4))) {
+                case "q" -> dev.mailbox.api.spi.Inspection.State.QUEUED;
+                case "f" -> dev.mailbox.api.spi.Inspection.State.IN_FLIGHT;
+                default -> dev.mailbox.api.spi.Inspection.State.DELAYED;
+            };
+            out.add(new dev.mailbox.api.spi.Inspection.Peeked(string(r.get(i)), (byte[]) r.get(i + 1),
+                    decodeAttributes((byte[]) r.get(i + 5)), java.time.Instant.ofEpochMilli((Long) r.get(i + 2)),
+                    (int) (long) (Long) r.get(i + 3), state));
+        }
+        return out;
+    }
+
+    /** @return this mailbox's wake hub, shared by every mailbox on its client (for tests in this package) */
     WakeHub wakeHub() {
         return hub;
+    }
+
+    /** @return this mailbox's channel on its wake hub (for tests in this package) */
+    WakeHub.Channel wakeChannel() {
+        return wake;
     }
 
     /** Closes the wake subscription, and the client too if this mailbox made it from a URI. */
@@ -704,7 +932,8 @@ public final class RedisMailbox<T> implements Mailbox<T> {
             return;
         }
         closed = true;
-        hub.close();
+        hub.leave(wake); // wakes this mailbox's waiters, which find it closed
+        hub.release();
         if (ownsClient) {
             client.close();
         }

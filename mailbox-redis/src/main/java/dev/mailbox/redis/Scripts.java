@@ -42,7 +42,9 @@ enum Scripts {
     RECEIVE("receive"), RECEIVE_FIFO("fifo_receive", "FIFO"),
     ACK("ack"), ACK_FIFO("ack", "FIFO"), NACK("nack"), NACK_FIFO("nack", "FIFO"),
     EXTEND("extend"), EXTEND_FIFO("extend", "FIFO"),
-    COUNT("count"), PURGE("purge"), PURGE_FIFO("purge", "FIFO"), KIND("kind");
+    COUNT("count"), PURGE("purge"), PURGE_FIFO("purge", "FIFO"), KIND("kind"),
+    /** Read only: the web console's counts and peeks (see {@link dev.mailbox.api.spi.Inspection}). */
+    INSPECT("inspect"), INSPECT_FIFO("inspect", "FIFO"), PEEK("peek"), PEEK_FIFO("peek", "FIFO");
 
     private static final String FENCED = "FENCED ";
 
@@ -55,7 +57,7 @@ enum Scripts {
         Set<String> on = Set.of(flags);
         String body = variant(load(file + ".lua"), on, file + ".lua");
         String text = (prelude(variant(load("prelude.lua"), on, "prelude.lua"), body) + "\n" + body)
-                .replace("__HORIZON_MS__", Long.toString(WakeHub.SUBSCRIBED_SLEEP_MS))
+                .replace("__HORIZON_MS__", Long.toString(WakeHub.ANNOUNCE_HORIZON_MS))
                 .replace("__DEDUP_WINDOW_MS__", Long.toString(Limits.DEDUPLICATION_WINDOW.toMillis()))
                 .replace("__NOISY_MIN__", Integer.toString(Limits.NOISY_TENANT_MIN_IN_FLIGHT))
                 .replace("__NOISY_SHARE__", Integer.toString(Limits.NOISY_TENANT_MIN_SHARE_PERCENT));

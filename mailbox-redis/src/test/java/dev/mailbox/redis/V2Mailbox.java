@@ -73,7 +73,7 @@ final class V2Mailbox {
     private Object run(String script, List<byte[]> k, List<byte[]> a) {
         String body = load(script + ".lua");
         String text = (Scripts.prelude(load("prelude.lua"), body) + "\n" + body)
-                .replace("__HORIZON_MS__", Long.toString(WakeHub.SUBSCRIBED_SLEEP_MS))
+                .replace("__HORIZON_MS__", Long.toString(WakeHub.ANNOUNCE_HORIZON_MS))
                 .replace("__DEDUP_WINDOW_MS__", "300000");
         return client.eval(bytes(text), k, a);
     }

@@ -40,7 +40,7 @@ class WakeTest {
             // subscribed first: a subscription coming up later wakes everyone and reorders the waiters
             m.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofMillis(1)));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!m.wakeHub().isSubscribed()) {
+            while (!m.wakeChannel().isSubscribed()) {
                 assertThat(System.nanoTime()).as("subscribed within 10 s").isLessThan(deadline);
                 Thread.onSpinWait();
             }
@@ -59,8 +59,7 @@ class WakeTest {
             assertThat(got).extracting(Message::body).containsExactly("work");
             assertThat(oldHolder).failsWithin(Duration.ofSeconds(20)).withThrowableOfType(Exception.class)
                     .withCauseInstanceOf(FencedException.class);
-            assertThat(tookMs).as("woken by the send, not by the %d ms safety net", WakeHub.SUBSCRIBED_SLEEP_MS)
-                    .isLessThan(WakeHub.SUBSCRIBED_SLEEP_MS / 2);
+            assertThat(tookMs).as("woken by the send, not by the end of its 20 s wait").isLessThan(10_000);
         }
     }
 

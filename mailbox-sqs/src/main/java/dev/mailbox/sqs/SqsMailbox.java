@@ -2,6 +2,7 @@ package dev.mailbox.sqs;
 
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.FencedException;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxCapabilities;
@@ -39,6 +40,7 @@ import software.amazon.awssdk.services.sqs.model.PurgeQueueInProgressException;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
 import software.amazon.awssdk.services.sqs.model.ReceiptHandleIsInvalidException;
+import software.amazon.awssdk.services.sqs.model.ReceiveMessageRequest;
 import software.amazon.awssdk.services.sqs.model.ReceiveMessageResponse;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchResponse;
@@ -70,6 +72,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
@@ -86,7 +89,8 @@ import java.util.function.Supplier;
  *
  * <h2>Where SQS differs (declared in {@link #capabilities()})</h2>
  * <ul>
- *   <li>Counts and purge are approximate; order is best effort.</li>
+ *   <li>Counts and purge are approximate; order is best effort on a standard queue (per group on a FIFO
+ *       queue, below).</li>
  *   <li>SQS accepts a DeleteMessage with an old receipt handle without telling, so a stale
  *       {@link Message#acknowledge()} returns normally ({@code detectsStaleAcknowledge() == false});
  *       nack and extend with a stale handle do throw {@link ReceiptHandleExpiredException}.</li>
@@ -103,7 +107,9 @@ import java.util.function.Supplier;
  *       object does not see an extend or nack made through another object. For the same reason, after an extend through another
  *       object, nack and extend through the receiving object are refused once its own deadline has passed:
  *       extend a delivery through the object that will settle it. Calls by handle on an object that did not
- *       receive the delivery rely on SQS's checks alone.</li>
+ *       receive the delivery rely on SQS's checks alone ({@code sharedDeliveryState() == false}): to SQS a nack
+ *       with a timeout is only a longer invisibility, so another object still extends or nacks that
+ *       delivery.</li>
  *   <li>Time is whole seconds: delays and visibility timeouts are rounded up to the next second.</li>
  *   <li>No capacity: the builder refuses one.</li>
  *   <li>A receive waits at most 20 s per SQS call; longer waits loop. {@link #close()} therefore
@@ -120,15 +126,53 @@ import java.util.function.Supplier;
  * </ul>
  *
  * <h2>FIFO queues</h2>
- * A queue whose {@code FifoQueue} attribute is true (create one with
- * {@code queueAttribute(QueueAttributeName.FIFO_QUEUE, "true")}; its SQS name is then the mailbox's name
- * plus {@code .fifo}, as SQS requires, so at most 75 characters; or give its URL) works too, for its durable
- * deduplication. Every message is sent in a message group of its own, so that no message waits for another
- * to be acknowledged, as the contract requires; order is therefore best effort there too
- * ({@code fifo() == false}). A send
- * without a deduplication id gets a random one, so it is never mistaken for a duplicate, even on a queue with
- * ContentBasedDeduplication. SQS takes no per-message delay on a FIFO queue, so a send with a delay is
- * refused with {@link IllegalArgumentException}, before anything is sent.
+ * A mailbox built with {@link Builder#fifo(FifoOptions)} (or with the queue attribute FifoQueue {@code "true"},
+ * or given the URL of a FIFO queue) is a FIFO mailbox on an SQS FIFO queue ({@code capabilities().fifo()}),
+ * with every rule of {@link Mailbox}'s "FIFO mailboxes" as SQS keeps them. The queue's name is the mailbox's
+ * plus {@code .fifo}, as SQS requires, so the mailbox's name can have at most 75 characters.
+ * <ul>
+ *   <li><b>Sending.</b> The {@link SendOptions#withGroupId group id} is the MessageGroupId; a send without one,
+ *       or with a per-message delay, is refused with {@link IllegalArgumentException} before anything is sent
+ *       ({@link Limits#requireFifoSend}). A batch is one SendMessageBatch, in its order.</li>
+ *   <li><b>Receiving.</b> {@link Message#groupId()} is the MessageGroupId and {@link Message#sequenceNumber()}
+ *       the SequenceNumber SQS gives (at most 128 bits, growing within a group). Each ReceiveMessage call carries
+ *       a ReceiveRequestAttemptId of its own, so when the SDK sends a call again because its answer was lost,
+ *       SQS returns the same messages instead of keeping them, and their groups, hidden for the visibility
+ *       timeout. A receive may return several messages of one group (a run), as SQS does.</li>
+ *   <li><b>Deduplication</b> is SQS's, for its five minutes, whoever sends ({@code durableDeduplication() ==
+ *       true}); this object keeps no state for it. The MessageDeduplicationId is the caller's id (a batch's
+ *       {@code id + "/" + i}; an id longer than SQS's 128 characters is replaced by its SHA-256). A send without
+ *       one, with {@link FifoOptions#contentBasedDeduplication()}, is left to the queue's ContentBasedDeduplication
+ *       where the queue has it (SQS hashes the body as sent: the text, or the base64 of a binary body), so that
+ *       it matches what other producers send to the queue; where the queue has not, this object sends
+ *       {@link FifoOptions#contentDeduplicationId} of the encoded body. Without content-based deduplication such
+ *       a send gets a random id, so that SQS never drops it, even on a queue with ContentBasedDeduplication.</li>
+ *   <li><b>Deduplication scope.</b> {@link FifoOptions.DeduplicationScope#GROUP} is SQS's DeduplicationScope
+ *       {@code messageGroup} where the queue reports it. Where it does not (a queue made with the queue scope, or
+ *       a server without the attribute, such as ElasticMQ), this object writes the group into every id
+ *       ({@code <length of group>:<group>:<id>}), which scopes it just as well among this library's senders (an
+ *       id that another producer sends unchanged is then not matched). The mailbox scope on a queue that
+ *       scopes by group cannot be had from a client, so the builder refuses it.</li>
+ *   <li><b>Nack, lapse and dead letters</b> are SQS's: a nack is ChangeMessageVisibility, after which, or after
+ *       the visibility timeout, the message is back at its group's head; a nack timeout holds the group. The
+ *       dead-letter mailbox must be a FIFO mailbox (SQS's rule; the builder checks it before creating
+ *       anything) and SQS moves the head there, with its id and group, when it has had
+ *       {@code maxReceiveCount} receives and would be delivered again.</li>
+ *   <li><b>Runs.</b> SQS documents that in-flight messages block the rest of their group, so a message nacked
+ *       out of a run waits for the run; ElasticMQ blocks a group only while its head is in flight, so there
+ *       the nacked message comes again at once, before the rest of its group. This object cannot tell the
+ *       servers apart and promises the second ({@code holdsRuns() == false}); order within a group holds on
+ *       both.</li>
+ *   <li><b>Late acknowledgement</b> does not exist here: SQS expires a FIFO queue's receipt handles with their
+ *       visibility timeout ({@code lateAcknowledge() == false}; see above).</li>
+ * </ul>
+ *
+ * <h2>Group ids on standard queues</h2>
+ * On a standard queue a group id is sent as the MessageGroupId too: AWS's standard queues use it to keep
+ * tenants fair (fair queues, 2025), by AWS's own measure, which the API does not show. The mailbox therefore
+ * does not declare {@link MailboxCapabilities#fairness()}, and {@link Message#groupId()} is null there, as on
+ * every standard mailbox that does not. A server that predates fair queues (ElasticMQ before 1.6.13) refuses
+ * the parameter: the send is then made without it, and this object sends no more group ids (logged once).
  *
  * <p>Bodies travel as text when the codec's bytes are valid UTF-8 text SQS accepts (JSON always
  * is); other bytes travel as base64 with a reserved attribute, {@value #ENCODING_ATTRIBUTE}, which
@@ -145,7 +189,7 @@ import java.util.function.Supplier;
  *
  * @param <T> the body type
  */
-public final class SqsMailbox<T> implements Mailbox<T> {
+public final class SqsMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.Inspection {
 
     /** What a {@link #fenced} view calls: this mailbox's own fenced methods, with the view's epoch. */
     private final dev.mailbox.api.spi.FencedView.Operations<T> fencedCalls =
@@ -196,6 +240,13 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
     private static final Logger LOG = LoggerFactory.getLogger(SqsMailbox.class);
     private static final String FIFO_SUFFIX = ".fifo";
+    private static final List<MessageSystemAttributeName> SYSTEM_ATTRIBUTES = List.of(
+            MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT, MessageSystemAttributeName.SENT_TIMESTAMP,
+            MessageSystemAttributeName.AWS_TRACE_HEADER);
+    private static final List<MessageSystemAttributeName> FIFO_SYSTEM_ATTRIBUTES = List.of(
+            MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT, MessageSystemAttributeName.SENT_TIMESTAMP,
+            MessageSystemAttributeName.AWS_TRACE_HEADER, MessageSystemAttributeName.MESSAGE_GROUP_ID,
+            MessageSystemAttributeName.SEQUENCE_NUMBER);
     private static final long MAX_WAIT_PER_CALL_SECONDS = 20;
     /**
      * How long before a receive's response the server is assumed to have handed its messages out. A long
@@ -225,6 +276,14 @@ public final class SqsMailbox<T> implements Mailbox<T> {
     private final boolean ownsClient;
     private final String queueUrl;
     private final boolean fifoQueue;
+    /** The FIFO options this mailbox keeps (given to the builder, or read from the queue); null on a standard queue. */
+    private final @Nullable FifoOptions fifo;
+    /** Whether a send without an id is left to SQS's ContentBasedDeduplication (the queue does it, as the options ask). */
+    private final boolean contentBySqs;
+    /** Whether the group goes into every deduplication id, because the queue does not scope ids by group itself. */
+    private final boolean scopeByGroup;
+    /** Set once the server refused a MessageGroupId on this standard queue (a server older than fair queues). */
+    private final AtomicBoolean groupIdsRefused = new AtomicBoolean();
     private final int maxMessageBytes;
     private final ReceiveOptions defaults;
     private final MailboxCapabilities capabilities;
@@ -241,13 +300,16 @@ public final class SqsMailbox<T> implements Mailbox<T> {
             });
     private volatile boolean closed;
 
-    private SqsMailbox(Builder<T> b, SqsClient sqs, boolean ownsClient, String queueUrl, boolean fifoQueue) {
+    private SqsMailbox(Builder<T> b, SqsClient sqs, boolean ownsClient, Queue queue) {
         this.name = b.name;
         this.codec = b.codec;
         this.sqs = sqs;
         this.ownsClient = ownsClient;
-        this.queueUrl = queueUrl;
-        this.fifoQueue = fifoQueue;
+        this.queueUrl = queue.url();
+        this.fifo = queue.fifo();
+        this.fifoQueue = fifo != null;
+        this.contentBySqs = queue.contentBySqs();
+        this.scopeByGroup = queue.scopeByGroup();
         this.maxMessageBytes = b.maxMessageBytes;
         this.defaults = b.defaults;
         this.fence = new Fence(name);
@@ -256,6 +318,11 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                 .exactCount(false).visibilityOrder(false).detectsStaleAcknowledge(false).capacity(false).atomicDeadLetter(true)
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofSeconds(1))
                 .atomicFencing(false).durableDeduplication(fifoQueue)
+                // SQS's FIFO queues; fair queues are AWS's own and cannot be seen through the API (see the class comment)
+                .fifo(fifoQueue).fairness(false)
+                // AWS holds a run while any of it is in flight, ElasticMQ only while its head is: no promise here.
+                // What one object did to a delivery, another knows only as far as SQS can tell
+                .holdsRuns(false).sharedDeliveryState(false)
                 // SQS deletes a lapsed message of a standard queue by its latest handle; a FIFO queue's handle
                 // expires with its visibility timeout ("The receipt handle has expired")
                 .lateAcknowledge(!fifoQueue)
@@ -293,24 +360,27 @@ public final class SqsMailbox<T> implements Mailbox<T> {
      * {@inheritDoc}
      *
      * <p>With a {@link SendOptions#withDeduplicationId deduplication id}: on a FIFO queue the id goes to SQS
-     * as the MessageDeduplicationId, and SQS answers a duplicate with the first send's message id, whichever
-     * process or object sent it. On a standard queue, which has no such thing, this object remembers the ids
-     * it sent for {@link Limits#DEDUPLICATION_WINDOW} (up to 100,000 of them): a retry through this object is
-     * stored once, a retry through another object or after a restart is stored again. A second send with an
-     * id whose first send is still in flight waits for it.
+     * as the MessageDeduplicationId (see "FIFO queues" in the class comment), and SQS answers a duplicate with the
+     * first send's message id, whichever process or object sent it. On a standard queue, which has no such thing,
+     * this object remembers the ids it sent for {@link Limits#DEDUPLICATION_WINDOW} (up to 100,000 of them): a
+     * retry through this object is stored once, a retry through another object or after a restart is stored
+     * again. A second send with an id whose first send is still in flight waits for it.
      *
-     * @throws IllegalArgumentException if the queue is a FIFO queue and the options have a delay
+     * <p>A {@link SendOptions#withGroupId group id} is the MessageGroupId on either kind of queue (on a standard
+     * queue AWS uses it for its fair queues; see the class comment).
+     *
+     * @throws IllegalArgumentException on a FIFO queue, if the options have no group id or have a delay
      */
     @Override
     public String send(T body, SendOptions options) {
         Objects.requireNonNull(body, "body");
         Objects.requireNonNull(options, "options");
-        requireNoDelayOnFifo(options);
+        requireFifoSend(options);
         Outgoing out = outgoing(body, options);
         ensureOpen();
         String id = options.deduplicationId();
         if (id == null || recentSends == null) {
-            return sendOne(out, options.delay(), id);
+            return sendOne(out, options, id);
         }
         while (true) {
             RecentSends.Claim claim = recentSends.claim(id);
@@ -322,7 +392,7 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                 continue; // the first send failed, so this one is not a duplicate: send it
             }
             try {
-                String messageId = sendOne(out, options.delay(), null);
+                String messageId = sendOne(out, options, null);
                 recentSends.stored(claim.send(), messageId);
                 return messageId;
             } catch (RuntimeException e) {
@@ -337,16 +407,18 @@ public final class SqsMailbox<T> implements Mailbox<T> {
      *
      * <p>With a deduplication id {@code id}, message {@code i} is deduplicated under {@code id + "/" + i} as
      * {@link #send(Object, SendOptions)} describes; on a standard queue only the messages not seen before are
-     * sent, and if all were seen nothing is.
+     * sent, and if all were seen nothing is. On a FIFO queue with content-based deduplication, a batch without an
+     * id is deduplicated message by message, by content, so it may repeat itself. The batch is one
+     * SendMessageBatch, in its order, in one message group.
      *
-     * @throws IllegalArgumentException if the queue is a FIFO queue and the options have a delay
+     * @throws IllegalArgumentException on a FIFO queue, if the options have no group id or have a delay
      */
     @Override
     public List<String> sendBatch(List<? extends T> bodies, SendOptions options) {
         Objects.requireNonNull(bodies, "bodies");
         Objects.requireNonNull(options, "options");
         Limits.requireBatchSize(bodies.size(), "batch size");
-        requireNoDelayOnFifo(options);
+        requireFifoSend(options);
         List<Outgoing> outs = new ArrayList<>(bodies.size());
         for (T body : bodies) {
             outs.add(outgoing(Objects.requireNonNull(body, "bodies contains null"), options));
@@ -359,7 +431,7 @@ public final class SqsMailbox<T> implements Mailbox<T> {
             for (int i = 0; i < outs.size(); i++) {
                 all.add(i);
             }
-            sendEntries(outs, all, options.delay(), id, ids);
+            sendEntries(outs, all, options, id, ids);
             return List.of(ids);
         }
         // standard queue: send only the entries whose ids nobody claimed; an entry whose first send failed
@@ -378,7 +450,7 @@ public final class SqsMailbox<T> implements Mailbox<T> {
             pending = new ArrayList<>();
             if (!mine.isEmpty()) {
                 try {
-                    sendEntries(outs, new ArrayList<>(mine.keySet()), options.delay(), null, ids);
+                    sendEntries(outs, new ArrayList<>(mine.keySet()), options, null, ids);
                 } catch (RuntimeException e) {
                     // the entries SQS stored are remembered; the others may be sent again
                     mine.forEach((i, send) -> {
@@ -432,11 +504,18 @@ public final class SqsMailbox<T> implements Mailbox<T> {
             long remaining = deadline - requestStart;
             int wait = remaining <= 0 ? 0 : (int) Math.min(MAX_WAIT_PER_CALL_SECONDS,
                     (TimeUnit.NANOSECONDS.toMillis(remaining) + 999) / 1000);
-            Supplier<ReceiveMessageResponse> request = () -> call("receive", () -> sqs.receiveMessage(r -> r
+            ReceiveMessageRequest.Builder builder = ReceiveMessageRequest.builder()
                     .queueUrl(queueUrl).maxNumberOfMessages(options.maxMessages()).visibilityTimeout(visibility)
                     .waitTimeSeconds(wait).messageAttributeNames("All")
-                    .messageSystemAttributeNames(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT,
-                            MessageSystemAttributeName.SENT_TIMESTAMP, MessageSystemAttributeName.AWS_TRACE_HEADER)));
+                    .messageSystemAttributeNames(fifoQueue ? FIFO_SYSTEM_ATTRIBUTES : SYSTEM_ATTRIBUTES);
+            if (fifoQueue) {
+                // one attempt id per call: the SDK sends the same request again when an answer is lost, and SQS
+                // then returns the same messages instead of hiding them (and blocking their groups) for the
+                // visibility timeout
+                builder.receiveRequestAttemptId(UUID.randomUUID().toString());
+            }
+            ReceiveMessageRequest receive = builder.build();
+            Supplier<ReceiveMessageResponse> request = () -> call("receive", () -> sqs.receiveMessage(receive));
             ReceiveMessageResponse response = wait == 0 ? request.get() : longPoll(request);
             if (response.hasMessages() && !response.messages().isEmpty()) {
                 if (closed) {
@@ -759,6 +838,51 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         return a.values().stream().mapToLong(Long::parseLong).sum();
     }
 
+    // ---- inspection (the web console): SQS's approximate counts; no peek
+
+    private static final java.util.regex.Pattern DEAD_LETTER_ARN =
+            java.util.regex.Pattern.compile("\"deadLetterTargetArn\"\\s*:\\s*\"[^\"]*:([^\":]+)\"");
+    private static final java.util.regex.Pattern MAX_RECEIVES =
+            java.util.regex.Pattern.compile("\"maxReceiveCount\"\\s*:\\s*\"?(\\d{1,4})");
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One GetQueueAttributes: SQS's approximate counts of visible, not visible (in flight) and delayed
+     * messages, and its RedrivePolicy. Never exact, and without the oldest message's age, which SQS keeps only as a
+     * CloudWatch metric.
+     */
+    @Override
+    public dev.mailbox.api.spi.Inspection.Stats inspect() {
+        ensureOpen();
+        Map<QueueAttributeName, String> a = call("inspect", () -> sqs.getQueueAttributes(r -> r.queueUrl(queueUrl)
+                .attributeNames(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
+                        QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE,
+                        QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED,
+                        QueueAttributeName.REDRIVE_POLICY))).attributes();
+        String redrive = a.getOrDefault(QueueAttributeName.REDRIVE_POLICY, "");
+        java.util.regex.Matcher dlq = DEAD_LETTER_ARN.matcher(redrive);
+        java.util.regex.Matcher receives = MAX_RECEIVES.matcher(redrive);
+        return new dev.mailbox.api.spi.Inspection.Stats(
+                Long.parseLong(a.getOrDefault(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES, "0")),
+                Long.parseLong(a.getOrDefault(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE, "0")),
+                Long.parseLong(a.getOrDefault(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED, "0")),
+                null, false, dlq.find() ? dlq.group(1) : null, receives.find() ? Integer.parseInt(receives.group(1)) : 0);
+    }
+
+    /** @return false: SQS reads a message only by receiving it, which hides it and counts a delivery */
+    @Override
+    public boolean canPeek() {
+        return false;
+    }
+
+    /** @throws UnsupportedOperationException always: see {@link #canPeek()} */
+    @Override
+    public List<dev.mailbox.api.spi.Inspection.Peeked> peek(int max) {
+        throw new UnsupportedOperationException("SQS cannot show a message without receiving it (which hides it and "
+                + "counts a delivery): mailbox '" + name + "' cannot be peeked");
+    }
+
     /** Closes the client too if this mailbox made it. Messages and the queue stay. */
     @Override
     public void close() {
@@ -778,27 +902,43 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
     // ---- sending
 
-    private void requireNoDelayOnFifo(SendOptions options) {
-        if (fifoQueue && !options.delay().isZero()) {
-            throw new IllegalArgumentException("mailbox '" + name + "' is an SQS FIFO queue, which takes no"
-                    + " per-message delay (was " + options.delay() + "); set the queue's DelaySeconds instead");
+    /** SQS's FIFO rules, checked before anything is encoded or sent. */
+    private void requireFifoSend(SendOptions options) {
+        if (fifoQueue) {
+            Limits.requireFifoSend(name, options);
         }
     }
 
     /** @param deduplicationId the caller's id, for a FIFO queue; null to send without */
-    private String sendOne(Outgoing out, Duration delay, @Nullable String deduplicationId) {
+    private String sendOne(Outgoing out, SendOptions options, @Nullable String deduplicationId) {
         SendMessageRequest.Builder request = SendMessageRequest.builder().queueUrl(queueUrl).messageBody(out.body)
                 .messageAttributes(out.attributes);
+        String group = options.groupId();
         if (fifoQueue) {
-            String token = fifoToken(deduplicationId != null ? deduplicationId : UUID.randomUUID().toString());
-            request.messageDeduplicationId(token).messageGroupId(token);
+            request.messageGroupId(group).messageDeduplicationId(fifoDeduplicationId(deduplicationId, out, group));
         } else {
-            request.delaySeconds(seconds(delay));
+            request.delaySeconds(seconds(options.delay()));
         }
         if (out.traceHeader != null) {
             request.messageSystemAttributes(traceHeader(out.traceHeader));
         }
-        return call("send", () -> sqs.sendMessage(request.build())).messageId();
+        SendMessageRequest plain = request.build();
+        if (fifoQueue || group == null) {
+            return call("send", () -> sqs.sendMessage(plain)).messageId();
+        }
+        return call("send", () -> {
+            if (!groupIdsRefused.get()) {
+                try {
+                    return sqs.sendMessage(plain.toBuilder().messageGroupId(group).build()).messageId();
+                } catch (SqsException e) {
+                    if (!refusesGroupId(e.awsErrorDetails() == null ? null : e.awsErrorDetails().errorMessage())) {
+                        throw e;
+                    }
+                    groupIdsRefused(e.awsErrorDetails().errorMessage());
+                }
+            }
+            return sqs.sendMessage(plain).messageId();
+        });
     }
 
     /**
@@ -809,33 +949,60 @@ public final class SqsMailbox<T> implements Mailbox<T> {
      *                        {@code id + "/" + i}); null to send without
      * @throws MailboxUnavailableException if SQS stored only some entries (the others' ids are filled in)
      */
-    private void sendEntries(List<Outgoing> outs, List<Integer> indices, Duration delay,
+    private void sendEntries(List<Outgoing> outs, List<Integer> indices, SendOptions options,
                              @Nullable String deduplicationId, String[] ids) {
+        String group = options.groupId();
+        boolean withGroup = group != null && (fifoQueue || !groupIdsRefused.get());
         List<SendMessageBatchRequestEntry> entries = new ArrayList<>(indices.size());
         for (int i : indices) {
             Outgoing out = outs.get(i);
             SendMessageBatchRequestEntry.Builder entry = SendMessageBatchRequestEntry.builder().id(Integer.toString(i))
                     .messageBody(out.body).messageAttributes(out.attributes);
             if (fifoQueue) {
-                String token = fifoToken(deduplicationId != null ? deduplicationId + "/" + i
-                        : UUID.randomUUID().toString());
-                entry.messageDeduplicationId(token).messageGroupId(token);
+                entry.messageDeduplicationId(fifoDeduplicationId(deduplicationId != null ? deduplicationId + "/" + i
+                        : null, out, group));
             } else {
-                entry.delaySeconds(seconds(delay));
+                entry.delaySeconds(seconds(options.delay()));
+            }
+            if (withGroup) {
+                entry.messageGroupId(group);
             }
             if (out.traceHeader != null) {
                 entry.messageSystemAttributes(traceHeader(out.traceHeader));
             }
             entries.add(entry.build());
         }
-        SendMessageBatchResponse response = call("sendBatch",
-                () -> sqs.sendMessageBatch(r -> r.queueUrl(queueUrl).entries(entries)));
+        SendMessageBatchResponse response = call("sendBatch", () -> {
+            try {
+                return sqs.sendMessageBatch(r -> r.queueUrl(queueUrl).entries(entries));
+            } catch (SqsException e) {
+                String message = e.awsErrorDetails() == null ? null : e.awsErrorDetails().errorMessage();
+                if (fifoQueue || !withGroup || !refusesGroupId(message)) {
+                    throw e;
+                }
+                groupIdsRefused(message);
+                return null; // the whole request was refused, so nothing was stored: sent again without group ids
+            }
+        });
+        if (response == null) {
+            sendEntries(outs, indices, options, deduplicationId, ids);
+            return;
+        }
         for (SendMessageBatchResultEntry e : response.successful()) {
             ids[Integer.parseInt(e.id())] = e.messageId();
         }
-        if (!response.failed().isEmpty()) {
+        List<BatchResultErrorEntry> failed = response.failed();
+        if (!fifoQueue && withGroup && !failed.isEmpty()
+                && failed.stream().allMatch(e -> refusesGroupId(e.message()))) {
+            // refused for the group id alone, so not stored: those go again without it
+            groupIdsRefused(failed.get(0).message());
+            sendEntries(outs, failed.stream().map(e -> Integer.parseInt(e.id())).toList(), options, deduplicationId,
+                    ids);
+            return;
+        }
+        if (!failed.isEmpty()) {
             // SQS stores a batch entry by entry; say exactly which ones were not stored
-            BatchResultErrorEntry first = response.failed().get(0);
+            BatchResultErrorEntry first = failed.get(0);
             throw new MailboxUnavailableException("SQS stored " + response.successful().size() + " of "
                     + entries.size() + " messages of a batch to '" + name + "'; entry " + first.id() + " failed: "
                     + first.code() + " " + first.message(), !Boolean.TRUE.equals(first.senderFault()), null);
@@ -843,9 +1010,50 @@ public final class SqsMailbox<T> implements Mailbox<T> {
     }
 
     /**
-     * The MessageDeduplicationId (and MessageGroupId) for a deduplication id. Both allow 128 characters, and a
-     * batch's {@code id + "/" + i} can be two more, so a longer one is replaced by its SHA-256: the same id
-     * always maps to the same token, whichever process sends it.
+     * Whether an SQS error refuses a MessageGroupId because the queue is a standard one, as servers that predate
+     * fair queues do (ElasticMQ before 1.6.13: "The request includes parameter MessageGroupId that is not valid
+     * for this queue type"). The id itself was checked here ({@link Limits#requireGroupId}), so an error that
+     * names the parameter is about the queue type.
+     */
+    private static boolean refusesGroupId(@Nullable String message) {
+        return message != null && message.contains("MessageGroupId");
+    }
+
+    private void groupIdsRefused(String why) {
+        if (!groupIdsRefused.getAndSet(true)) {
+            LOG.info("mailbox '{}': the server refuses a MessageGroupId on a standard queue ({}); this object sends"
+                    + " group ids no more (AWS's standard queues take them, for fairness)", name, why);
+        }
+    }
+
+    /**
+     * The MessageDeduplicationId of a FIFO send: the caller's id; without one, with content-based deduplication,
+     * the content's id ({@link FifoOptions#contentDeduplicationId}) or none where SQS computes it; otherwise a
+     * random one, so that SQS (even on a queue with ContentBasedDeduplication) never drops the send. Where the
+     * options ask for the group scope and the queue does not scope ids by group itself, the group goes into the
+     * id, so ids repeat only within a group. Too long an id is hashed ({@link #fifoToken}).
+     *
+     * @return the id, or null to let SQS hash the body
+     */
+    private @Nullable String fifoDeduplicationId(@Nullable String deduplicationId, Outgoing out, String group) {
+        String id = deduplicationId;
+        if (id == null) {
+            if (!Objects.requireNonNull(fifo).contentBasedDeduplication()) {
+                return UUID.randomUUID().toString();
+            }
+            if (contentBySqs) {
+                return null;
+            }
+            id = FifoOptions.contentDeduplicationId(Objects.requireNonNull(out.encoded, "encoded body"));
+        }
+        // the group's length first, so that no pair of group and id can read as another
+        return fifoToken(scopeByGroup ? group.length() + ":" + group + ":" + id : id);
+    }
+
+    /**
+     * The MessageDeduplicationId for a deduplication id. It allows 128 characters, and a batch's
+     * {@code id + "/" + i} can be two more (or the group a few hundred), so a longer one is replaced by its SHA-256:
+     * the same id always maps to the same token, whichever process sends it.
      */
     private static String fifoToken(String id) {
         if (id.length() <= Limits.MAX_DEDUPLICATION_ID_LENGTH) {
@@ -861,7 +1069,12 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
     // ---- encoding
 
-    private record Outgoing(String body, Map<String, MessageAttributeValue> attributes, @Nullable String traceHeader) {
+    /**
+     * A message as it goes to SQS; {@code encoded}, the codec's bytes, only where this object computes the content's
+     * deduplication id.
+     */
+    private record Outgoing(String body, Map<String, MessageAttributeValue> attributes, @Nullable String traceHeader,
+                            byte @Nullable [] encoded) {
     }
 
     private static Map<MessageSystemAttributeNameForSends, MessageSystemAttributeValue> traceHeader(String value) {
@@ -898,7 +1111,9 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                 sqsAttributes.put(k, TypedAttributes.toSqs(v));
             }
         });
-        return new Outgoing(text, sqsAttributes, attributes.get(TRACE_HEADER_ATTRIBUTE));
+        boolean hashHere = fifo != null && fifo.contentBasedDeduplication() && !contentBySqs
+                && options.deduplicationId() == null;
+        return new Outgoing(text, sqsAttributes, attributes.get(TRACE_HEADER_ATTRIBUTE), hashHere ? bytes : null);
     }
 
     /** @return the bytes as text if they are UTF-8 made only of characters SQS accepts, else null */
@@ -946,8 +1161,11 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                 Long.toString(System.currentTimeMillis()))));
         SqsMessage.State state = new SqsMessage.State(m.messageId(), deadlineNanos);
         deliveries.put(m.receiptHandle(), state);
+        // on a standard queue the group is not the mailbox's to give (fairness() is false), as on every backend
+        String group = fifoQueue ? system.get(MessageSystemAttributeName.MESSAGE_GROUP_ID) : null;
+        String sequenceNumber = fifoQueue ? system.get(MessageSystemAttributeName.SEQUENCE_NUMBER) : null;
         return new SqsMessage<>(this, m.messageId(), m.receiptHandle(), count, sent,
-                Collections.unmodifiableMap(attributes), body, state, epoch);
+                Collections.unmodifiableMap(attributes), body, group, sequenceNumber, state, epoch);
     }
 
     private SqsMessage<T> own(Message<T> m) {
@@ -1037,6 +1255,7 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         private int maxMessageBytes = Limits.DEFAULT_MAX_MESSAGE_BYTES;
         private ReceiveOptions defaults = ReceiveOptions.defaults();
         private @Nullable RedrivePolicy redrivePolicy;
+        private @Nullable FifoOptions fifo;
 
         private Builder(String name, Codec<T> codec) {
             this.name = Limits.requireMailboxName(name, false);
@@ -1099,10 +1318,28 @@ public final class SqsMailbox<T> implements Mailbox<T> {
         }
 
         /**
+         * Makes the mailbox a FIFO mailbox on an SQS FIFO queue (see "FIFO queues" in {@link SqsMailbox}). The
+         * queue's name is the mailbox's plus {@code .fifo}, as SQS requires, so the mailbox's name can have at most
+         * 75 characters. A queue made by {@link #createIfMissing(boolean)} gets {@code FifoQueue} true,
+         * {@code ContentBasedDeduplication} as the options say, and, for the group scope,
+         * {@code DeduplicationScope} {@code messageGroup} with {@code FifoThroughputLimit} {@code perMessageGroupId}
+         * (SQS's high-throughput mode), otherwise {@code queue} and {@code perQueue}. An existing queue is used as it
+         * is: where its attributes do not do what the options ask, the mailbox does it (see the class comment).
+         *
+         * @param options the FIFO options
+         * @return this builder
+         */
+        public Builder<T> fifo(FifoOptions options) {
+            this.fifo = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /**
          * @param attribute a queue attribute to create the queue with, such as VisibilityTimeout,
-         *                  MessageRetentionPeriod or MaximumMessageSize; with FifoQueue {@code "true"} the queue is
-         *                  a FIFO queue named (found or created) as the mailbox's name plus {@code .fifo}, so the
-         *                  mailbox's name can have at most 75 characters (see {@link SqsMailbox})
+         *                  MessageRetentionPeriod or MaximumMessageSize; FifoQueue {@code "true"} makes the mailbox a
+         *                  FIFO mailbox with the FIFO options the queue has, as {@link #fifo(FifoOptions)} with the
+         *                  queue's own settings would (a queue attribute that contradicts {@link #fifo} is refused
+         *                  when the mailbox is built)
          * @param value     its value
          * @return this builder
          */
@@ -1147,7 +1384,8 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
         /**
          * @param policy dead-lettering through the queue's own RedrivePolicy, to another {@code SqsMailbox}
-         *               on the same account and region; set on the queue when the mailbox is built
+         *               on the same account and region, a FIFO one for a FIFO mailbox and a standard one for a
+         *               standard mailbox (as SQS requires); set on the queue when the mailbox is built
          * @return this builder
          */
         public Builder<T> redrivePolicy(RedrivePolicy policy) {
@@ -1160,16 +1398,42 @@ public final class SqsMailbox<T> implements Mailbox<T> {
             return this;
         }
 
-        /** @return the mailbox, with its queue resolved (or created) and configured */
+        /**
+         * @return the mailbox, with its queue resolved (or created) and configured
+         * @throws IllegalArgumentException if the queue's kind is not the one asked for, the dead-letter mailbox is of
+         *                                  the other kind, the options contradict each other or the queue, or the
+         *                                  size limit is more than the queue allows; nothing is changed then
+         */
         public SqsMailbox<T> build() {
             if ((client == null) == (region == null)) {
                 throw new IllegalArgumentException("give exactly one of client(...) and region(...) for mailbox '"
                         + name + "'");
             }
+            Boolean kind = intendedKind();
+            if (kind != null) {
+                requireDeadLetterKind(kind); // before anything is created
+            }
             boolean owns = client == null;
             SqsClient sqs = owns ? ownClient() : client;
             try {
                 String url = queueUrl != null ? queueUrl : resolve(sqs);
+                Map<QueueAttributeName, String> attributes = sqs.getQueueAttributes(r -> r.queueUrl(url)
+                        .attributeNames(QueueAttributeName.MAXIMUM_MESSAGE_SIZE, QueueAttributeName.FIFO_QUEUE,
+                                QueueAttributeName.CONTENT_BASED_DEDUPLICATION,
+                                QueueAttributeName.DEDUPLICATION_SCOPE)).attributes();
+                boolean isFifo = "true".equals(attributes.get(QueueAttributeName.FIFO_QUEUE));
+                if (kind != null && kind != isFifo) {
+                    throw new IllegalArgumentException("queue " + url + " of mailbox '" + name + "' is "
+                            + (isFifo ? "a FIFO queue, but the mailbox was built as a standard one (FifoQueue false)"
+                            : "a standard queue, but the mailbox was built as a FIFO one"));
+                }
+                requireDeadLetterKind(isFifo);
+                String max = attributes.get(QueueAttributeName.MAXIMUM_MESSAGE_SIZE);
+                if (max != null && maxMessageBytes > Integer.parseInt(max)) {
+                    throw new IllegalArgumentException("maxMessageBytes " + maxMessageBytes + " is more than queue '"
+                            + name + "' allows (MaximumMessageSize " + max + ")");
+                }
+                Queue queue = isFifo ? fifoQueue(url, attributes) : new Queue(url, null, false, false);
                 if (redrivePolicy != null) {
                     SqsMailbox<?> dlq = (SqsMailbox<?>) redrivePolicy.deadLetterMailbox();
                     String arn = sqs.getQueueAttributes(r -> r.queueUrl(dlq.queueUrl)
@@ -1178,20 +1442,98 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                             + redrivePolicy.maxReceiveCount() + "\"}";
                     sqs.setQueueAttributes(r -> r.queueUrl(url).attributes(Map.of(QueueAttributeName.REDRIVE_POLICY, json)));
                 }
-                Map<QueueAttributeName, String> attributes = sqs.getQueueAttributes(r -> r.queueUrl(url)
-                        .attributeNames(QueueAttributeName.MAXIMUM_MESSAGE_SIZE, QueueAttributeName.FIFO_QUEUE)).attributes();
-                String max = attributes.get(QueueAttributeName.MAXIMUM_MESSAGE_SIZE);
-                if (max != null && maxMessageBytes > Integer.parseInt(max)) {
-                    throw new IllegalArgumentException("maxMessageBytes " + maxMessageBytes + " is more than queue '"
-                            + name + "' allows (MaximumMessageSize " + max + ")");
-                }
-                return new SqsMailbox<>(this, sqs, owns, url, "true".equals(attributes.get(QueueAttributeName.FIFO_QUEUE)));
+                return new SqsMailbox<>(this, sqs, owns, queue);
             } catch (RuntimeException e) {
                 if (owns) {
                     sqs.close();
                 }
                 throw e;
             }
+        }
+
+        /**
+         * @return whether the builder asks for a FIFO queue, a standard one, or either (a queue given by URL)
+         * @throws IllegalArgumentException if {@link #fifo} and the queue attributes contradict each other
+         */
+        private @Nullable Boolean intendedKind() {
+            String fifoQueue = queueAttributes.get(QueueAttributeName.FIFO_QUEUE);
+            if (fifo != null) {
+                if (fifoQueue != null && !"true".equals(fifoQueue)) {
+                    throw new IllegalArgumentException("mailbox '" + name + "' was given fifo(...) and the queue"
+                            + " attribute FifoQueue " + fifoQueue + ": give one of them");
+                }
+                for (Map.Entry<QueueAttributeName, String> e : fifoAttributes(fifo).entrySet()) {
+                    String given = queueAttributes.get(e.getKey());
+                    if (given != null && e.getKey() != QueueAttributeName.FIFO_THROUGHPUT_LIMIT
+                            && !given.equals(e.getValue())) {
+                        throw new IllegalArgumentException("mailbox '" + name + "' was given " + fifo + ", which"
+                                + " means the queue attribute " + e.getKey() + " " + e.getValue() + ", and the queue"
+                                + " attribute " + e.getKey() + " " + given);
+                    }
+                }
+                return true;
+            }
+            if (fifoQueue != null) {
+                return "true".equals(fifoQueue);
+            }
+            // SQS requires a FIFO queue's name to end in .fifo, which a mailbox's name cannot
+            return queueUrl == null ? Boolean.FALSE : null;
+        }
+
+        /** The queue attributes that make a FIFO queue do what {@code options} ask. */
+        private static Map<QueueAttributeName, String> fifoAttributes(FifoOptions options) {
+            boolean group = options.deduplicationScope() == FifoOptions.DeduplicationScope.GROUP;
+            Map<QueueAttributeName, String> a = new EnumMap<>(QueueAttributeName.class);
+            a.put(QueueAttributeName.FIFO_QUEUE, "true");
+            a.put(QueueAttributeName.CONTENT_BASED_DEDUPLICATION, Boolean.toString(options.contentBasedDeduplication()));
+            a.put(QueueAttributeName.DEDUPLICATION_SCOPE, group ? "messageGroup" : "queue");
+            a.put(QueueAttributeName.FIFO_THROUGHPUT_LIMIT, group ? "perMessageGroupId" : "perQueue");
+            return a;
+        }
+
+        /** @throws IllegalArgumentException if the dead-letter mailbox is not of the kind a redrive policy needs */
+        private void requireDeadLetterKind(boolean fifoQueue) {
+            if (redrivePolicy == null) {
+                return;
+            }
+            SqsMailbox<?> dlq = (SqsMailbox<?>) redrivePolicy.deadLetterMailbox();
+            if (dlq.fifoQueue != fifoQueue) {
+                throw new IllegalArgumentException("dead-letter mailbox '" + dlq.name + "' must be " + (fifoQueue
+                        ? "a FIFO mailbox (an SQS FIFO queue), because mailbox '" + name + "' is one"
+                        : "a standard mailbox (an SQS standard queue), because mailbox '" + name + "' is one")
+                        + ", as SQS requires");
+            }
+        }
+
+        /**
+         * How the mailbox keeps its FIFO options on a FIFO queue with these attributes: what SQS does itself, and
+         * what the mailbox does because the queue does not (an existing queue made otherwise, or a server without
+         * DeduplicationScope, such as ElasticMQ).
+         *
+         * @throws IllegalArgumentException if the queue deduplicates per group and the options ask for the mailbox
+         *                                  scope, which no client can make of it
+         */
+        private Queue fifoQueue(String url, Map<QueueAttributeName, String> attributes) {
+            boolean sqsContent = "true".equals(attributes.get(QueueAttributeName.CONTENT_BASED_DEDUPLICATION));
+            boolean sqsGroupScope = "messageGroup".equals(attributes.get(QueueAttributeName.DEDUPLICATION_SCOPE));
+            FifoOptions options = fifo != null ? fifo : FifoOptions.defaults().withContentBasedDeduplication(sqsContent)
+                    .withDeduplicationScope(sqsGroupScope ? FifoOptions.DeduplicationScope.GROUP
+                            : FifoOptions.DeduplicationScope.MAILBOX);
+            boolean groupScope = options.deduplicationScope() == FifoOptions.DeduplicationScope.GROUP;
+            if (!groupScope && sqsGroupScope) {
+                throw new IllegalArgumentException("FIFO queue " + url + " deduplicates within each message group"
+                        + " (DeduplicationScope messageGroup), so mailbox '" + name + "' cannot deduplicate across"
+                        + " the whole mailbox as " + options + " ask: ask for DeduplicationScope.GROUP, or set the"
+                        + " queue's DeduplicationScope to queue");
+            }
+            boolean scopeByGroup = groupScope && !sqsGroupScope;
+            if (scopeByGroup || options.contentBasedDeduplication() != sqsContent) {
+                LOG.debug("mailbox '{}': FIFO queue {} has ContentBasedDeduplication {} and DeduplicationScope {};"
+                        + " the mailbox does the rest of {} itself", name, url, sqsContent,
+                        attributes.get(QueueAttributeName.DEDUPLICATION_SCOPE), options);
+            }
+            return new Queue(url, options, options.contentBasedDeduplication() && sqsContent && !scopeByGroup,
+                    scopeByGroup);
         }
 
         private SqsClient ownClient() {
@@ -1207,7 +1549,8 @@ public final class SqsMailbox<T> implements Mailbox<T> {
 
         private String resolve(SqsClient sqs) {
             // SQS requires a FIFO queue's name to end in .fifo, which a portable mailbox name cannot hold
-            String queueName = "true".equals(queueAttributes.get(QueueAttributeName.FIFO_QUEUE)) ? name + FIFO_SUFFIX : name;
+            boolean fifoQueue = fifo != null || "true".equals(queueAttributes.get(QueueAttributeName.FIFO_QUEUE));
+            String queueName = fifoQueue ? name + FIFO_SUFFIX : name;
             if (queueName.length() > Limits.MAX_NAME_LENGTH) {
                 throw new IllegalArgumentException("mailbox '" + name + "' on an SQS FIFO queue can have at most "
                         + (Limits.MAX_NAME_LENGTH - FIFO_SUFFIX.length()) + " characters: the queue's name is the"
@@ -1220,8 +1563,23 @@ public final class SqsMailbox<T> implements Mailbox<T> {
                     throw new MailboxException("SQS queue '" + queueName + "' does not exist; create it, or build the"
                             + " mailbox with createIfMissing(true)", e);
                 }
-                return sqs.createQueue(r -> r.queueName(queueName).attributes(queueAttributes)).queueUrl();
+                Map<QueueAttributeName, String> attributes = new EnumMap<>(QueueAttributeName.class);
+                attributes.putAll(queueAttributes);
+                if (fifo != null) {
+                    fifoAttributes(fifo).forEach(attributes::putIfAbsent);
+                }
+                return sqs.createQueue(r -> r.queueName(queueName).attributes(attributes)).queueUrl();
             }
         }
+    }
+
+    /**
+     * The queue a builder resolved, and how a FIFO queue's deduplication is shared between SQS and the mailbox.
+     *
+     * @param fifo         the FIFO options the mailbox keeps, or null for a standard queue
+     * @param contentBySqs whether SQS computes the content's deduplication id (the mailbox sends none)
+     * @param scopeByGroup whether the mailbox puts the group into each deduplication id
+     */
+    private record Queue(String url, @Nullable FifoOptions fifo, boolean contentBySqs, boolean scopeByGroup) {
     }
 }

@@ -15,8 +15,9 @@ final class SqsMessage<T> extends Delivery<T> {
     private final long epoch;
 
     SqsMessage(SqsMailbox<T> mailbox, String id, String receiptHandle, int deliveryCount, Instant enqueuedAt,
-               Map<String, String> attributes, Object body, State state, long epoch) {
-        super(mailbox.name(), id, receiptHandle, deliveryCount, enqueuedAt, attributes, body);
+               Map<String, String> attributes, Object body, @Nullable String groupId, @Nullable String sequenceNumber,
+               State state, long epoch) {
+        super(mailbox.name(), id, receiptHandle, deliveryCount, enqueuedAt, attributes, body, groupId, sequenceNumber);
         this.mailbox = mailbox;
         this.state = state;
         this.epoch = epoch;

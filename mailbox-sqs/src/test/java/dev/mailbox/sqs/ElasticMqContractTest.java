@@ -10,4 +10,10 @@ class ElasticMqContractTest extends SqsMailboxContract {
     protected SqsClient client() {
         return SharedElasticMq.client();
     }
+
+    /** FIFO queues are SQS's; the server has them. */
+    @Override
+    protected boolean fifoQueues() {
+        return true;
+    }
 }

@@ -39,4 +39,10 @@ class LocalStackContractTest extends SqsMailboxContract {
             client = null;
         }
     }
+
+    /** FIFO queues are SQS's; the server has them. */
+    @Override
+    protected boolean fifoQueues() {
+        return true;
+    }
 }

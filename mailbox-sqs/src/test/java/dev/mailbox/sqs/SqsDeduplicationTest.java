@@ -4,9 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.mailbox.api.Codec;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.MailboxUnavailableException;
-import dev.mailbox.api.Message;
-import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.SendOptions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,14 +17,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.core.exception.SdkClientException;
-import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequest;
 import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
 
 /** Send deduplication on SQS: this object's on a standard queue, SQS's own on a FIFO queue. */
 class SqsDeduplicationTest {
-
-    private static final ReceiveOptions WAIT = ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(5));
 
     private final InterceptedClient sqs = new InterceptedClient();
     /** Every send request that left, by type. */
@@ -63,13 +59,9 @@ class SqsDeduplicationTest {
         return m;
     }
 
-    private SqsMailbox<String> fifo(String name, boolean contentBased) {
-        SqsMailbox.Builder<String> b = SqsMailbox.builder(name, Codec.utf8()).client(sqs.client()).createIfMissing(true)
-                .queueAttribute(QueueAttributeName.FIFO_QUEUE, "true");
-        if (contentBased) {
-            b.queueAttribute(QueueAttributeName.CONTENT_BASED_DEDUPLICATION, "true");
-        }
-        SqsMailbox<String> m = b.build();
+    private SqsMailbox<String> fifo(String name) {
+        SqsMailbox<String> m = SqsMailbox.builder(name, Codec.utf8()).client(sqs.client()).createIfMissing(true)
+                .fifo(FifoOptions.defaults()).build();
         made.add(m);
         return m;
     }
@@ -118,64 +110,39 @@ class SqsDeduplicationTest {
     @DisplayName("FIFO queue: SQS remembers the ids, so a retry through another object returns the first ids, 128-character ids in a batch too")
     void fifoAcrossObjects() {
         String name = unique("fifo");
-        SqsMailbox<String> m = fifo(name, false);
-        SqsMailbox<String> other = fifo(name, false);
+        SqsMailbox<String> m = fifo(name);
+        SqsMailbox<String> other = fifo(name);
         assertThat(m.queueUrl()).endsWith(name + ".fifo");
         assertThat(m.capabilities().durableDeduplication()).isTrue();
         assertThat(m.capabilities().atomicFencing()).isFalse();
-        assertThat(m.capabilities().fifo()).as("a message group per message: no order").isFalse();
-        assertThat(m.capabilities().lateAcknowledge()).as("a FIFO queue's handle expires with its visibility")
-                .isFalse();
+        assertThat(m.capabilities().fifo()).isTrue();
         String longest = "L".repeat(128); // in a batch, longest + "/0" is over SQS's 128 characters
 
-        String first = m.send("x", id(longest));
-        List<String> batch = m.sendBatch(List.of("a", "b"), id(longest));
+        String first = m.send("x", id(longest).withGroupId("g"));
+        List<String> batch = m.sendBatch(List.of("a", "b"), id(longest).withGroupId("g"));
 
-        assertThat(other.send("x again", id(longest))).isEqualTo(first);
-        assertThat(other.sendBatch(List.of("a", "b", "c"), id(longest)).subList(0, 2)).isEqualTo(batch);
+        assertThat(other.send("x again", id(longest).withGroupId("h"))).isEqualTo(first);
+        assertThat(other.sendBatch(List.of("a", "b", "c"), id(longest).withGroupId("g")).subList(0, 2)).isEqualTo(batch);
         assertThat(List.of(first, batch.get(0), batch.get(1))).doesNotHaveDuplicates();
         assertThat(m.approximateCount()).isEqualTo(4);
     }
 
     @Test
-    @DisplayName("FIFO queue: sends without an id are never deduplicated, even with content-based deduplication")
-    void fifoWithoutId() {
-        SqsMailbox<String> m = fifo(unique("content"), true);
-
-        String one = m.send("same");
-        String two = m.send("same");
-        List<String> batch = m.sendBatch(List.of("same", "same"));
-
-        assertThat(List.of(one, two, batch.get(0), batch.get(1))).doesNotHaveDuplicates();
-        assertThat(m.approximateCount()).isEqualTo(4);
-    }
-
-    @Test
-    @DisplayName("FIFO queue: a message in flight does not hold back the next one (each is its own message group)")
-    void fifoNoHeadOfLineBlocking() {
-        SqsMailbox<String> m = fifo(unique("groups"), false);
-        m.sendBatch(List.of("a", "b"));
-
-        Message<String> first = m.receive(WAIT).get(0);
-        List<Message<String>> second = m.receive(WAIT);
-
-        assertThat(second).hasSize(1);
-        assertThat(second.get(0).body()).isNotEqualTo(first.body());
-    }
-
-    @Test
-    @DisplayName("FIFO queue: a delay is refused before anything is sent, and names over 75 characters are refused")
+    @DisplayName("FIFO queue: a delay or a missing group id is refused before anything is sent, and names over 75 characters are refused")
     void fifoRefusals() {
-        SqsMailbox<String> m = fifo(unique("delay"), false);
+        SqsMailbox<String> m = fifo(unique("delay"));
         sends.clear();
 
-        assertThatThrownBy(() -> m.send("x", SendOptions.defaults().withDelay(Duration.ofSeconds(1))))
+        assertThatThrownBy(() -> m.send("x", SendOptions.defaults().withGroupId("g").withDelay(Duration.ofSeconds(1))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("FIFO").hasMessageContaining("delay");
+        assertThatThrownBy(() -> m.sendBatch(List.of("x"), SendOptions.defaults().withGroupId("g")
+                .withDelay(Duration.ofSeconds(1))))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("FIFO");
-        assertThatThrownBy(() -> m.sendBatch(List.of("x"), SendOptions.defaults().withDelay(Duration.ofSeconds(1))))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("FIFO");
+        assertThatThrownBy(() -> m.send("x", id("d"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("group id");
         assertThat(sends).isEmpty();
 
-        assertThatThrownBy(() -> fifo("n".repeat(76), false))
+        assertThatThrownBy(() -> fifo("n".repeat(76)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 75");
     }
 }

@@ -4,7 +4,6 @@ import dev.mailbox.api.Mailbox;
 import dev.mailbox.testkit.MailboxContract;
 import dev.mailbox.testkit.MailboxSpec;
 import software.amazon.awssdk.services.sqs.SqsClient;
-import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 
 import java.time.Duration;
 import java.util.Optional;
@@ -21,8 +20,14 @@ public abstract class SqsMailboxContract extends MailboxContract {
     /** @return a client for the endpoint under test */
     protected abstract SqsClient client();
 
-    /** @return whether the queues under test are FIFO queues */
-    protected boolean fifo() {
+    /**
+     * Whether the server under test has FIFO queues. Where it has, a spec with {@link MailboxSpec#fifo() FIFO options}
+     * is made a FIFO queue ({@link SqsMailbox.Builder#fifo}) and the kit runs its FIFO group on it; where it has not,
+     * the options are ignored, the mailbox is a standard one and the kit skips the group, saying so.
+     *
+     * @return the default, false: subclasses for servers with FIFO queues (ElasticMQ, LocalStack, AWS) say true
+     */
+    protected boolean fifoQueues() {
         return false;
     }
 
@@ -32,8 +37,8 @@ public abstract class SqsMailboxContract extends MailboxContract {
                 .client(client())
                 .createIfMissing(true)
                 .maxMessageBytes(spec.maxMessageBytes());
-        if (fifo()) {
-            b.queueAttribute(QueueAttributeName.FIFO_QUEUE, "true");
+        if (fifoQueues() && spec.fifo() != null) {
+            b.fifo(spec.fifo());
         }
         if (spec.capacity() > 0) {
             b.capacity(spec.capacity()); // SQS refuses, as the contract expects of a backend without capacity
@@ -50,8 +55,8 @@ public abstract class SqsMailboxContract extends MailboxContract {
         SqsMailbox.Builder<T> b = SqsMailbox.builder(spec.name(), spec.codec())
                 .client(client())
                 .maxMessageBytes(spec.maxMessageBytes());
-        if (fifo()) {
-            b.queueAttribute(QueueAttributeName.FIFO_QUEUE, "true");
+        if (fifoQueues() && spec.fifo() != null) {
+            b.fifo(spec.fifo());
         }
         return Optional.of(b.build());
     }

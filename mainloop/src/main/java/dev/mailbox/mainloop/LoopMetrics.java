@@ -14,6 +14,7 @@ final class LoopMetrics {
     private final String mailbox;
     private final ConcurrentHashMap<String, Counter> outcomes = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Counter> failures = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Counter> replyFailures = new ConcurrentHashMap<>();
     private final Timer handlerTime;
     private final Timer queueWait;
 
@@ -30,6 +31,13 @@ final class LoopMetrics {
         outcomes.computeIfAbsent(outcome, o -> Counter.builder("mainloop.requests")
                 .description("requests taken, by how they ended").tag("mailbox", mailbox).tag("outcome", o)
                 .register(registry)).increment();
+    }
+
+    /** A delivery whose result could not be sent: given back to be answered again, or given up. */
+    void replyFailed(String then) {
+        replyFailures.computeIfAbsent(then, t -> Counter.builder("mainloop.replies.failed")
+                .description("deliveries whose result could not be sent, by what became of the request")
+                .tag("mailbox", mailbox).tag("then", t).register(registry)).increment();
     }
 
     void failure(Throwable error) {

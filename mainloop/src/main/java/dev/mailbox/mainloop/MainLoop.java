@@ -35,8 +35,11 @@ import org.slf4j.LoggerFactory;
  * <h2>What it guarantees</h2>
  * <ul>
  *   <li><b>Reply before acknowledge.</b> The result is sent before the request is acknowledged; if the
- *       send fails the request is nacked and answered again later. A runner that dies at any point
- *       loses no request: it comes back after its visibility timeout.</li>
+ *       send fails (after a few quick retries when the failure says a retry may help) the request is nacked
+ *       with the retry policy's backoff and answered again, from memory, when it comes back. If it still
+ *       fails on the last delivery the {@link RetryPolicy} allows, the request is dead-lettered with
+ *       {@link MainLoopError#REPLY_FAILED}. A runner that dies at any point loses no request: it comes back
+ *       after its visibility timeout.</li>
  *   <li><b>No redelivery while running.</b> The loop extends the request's visibility every third of
  *       the visibility timeout while its handler runs, and stops when the handler ends.</li>
  *   <li><b>Run once while remembered.</b> Results of completed requests are kept (bounded, with
@@ -88,9 +91,11 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Metrics</h2>
  * Micrometer meters, tagged with the request mailbox's name: {@code mainloop.requests} (counter,
- * tagged {@code outcome}: success, error, deadline_exceeded, retried, dead_lettered, duplicate,
- * abandoned, reply_failed, undeliverable; a request whose result is rejected keeps the outcome its handler
- * had), {@code mainloop.failures} (handler exceptions, tagged {@code type}),
+ * tagged {@code outcome}, one per delivery taken, counted before its answer goes out: success, error,
+ * deadline_exceeded, retried, dead_lettered, duplicate, abandoned, undeliverable; a request whose result is
+ * rejected, or cannot be sent, keeps the outcome its handler had), {@code mainloop.replies.failed} (counter,
+ * deliveries whose result could not be sent, tagged {@code then}: given_back, or given_up once the retry
+ * policy's deliveries are used up), {@code mainloop.failures} (handler exceptions, tagged {@code type}),
  * {@code mainloop.handler.time} and {@code mainloop.queue.wait} (timers). Without a registry they go
  * to Micrometer's global registry, which records nothing until one is added.
  *
@@ -473,8 +478,9 @@ public final class MainLoop<Req, Res> implements AutoCloseable {
          * dead-lettered with {@link MainLoopError#NO_REPLY_ROUTE}, unless opening it threw a retryable
          * {@link MailboxException}, in which case it is retried. A result the reply-to mailbox refuses as too
          * large, or cannot encode, is replaced by a {@link MainLoopError#RESULT_REJECTED} error for the caller
-         * and the request is dead-lettered; any other failure to send a result puts the request back, to be
-         * answered from memory when it comes back.
+         * and the request is dead-lettered; any other failure to send a result (after a few quick retries of the
+         * send) puts the request back, to be answered from memory when it comes back, and after the retry
+         * policy's last delivery dead-letters it with {@link MainLoopError#REPLY_FAILED}.
          *
          * @param resolver reply-to name to mailbox
          * @return this builder

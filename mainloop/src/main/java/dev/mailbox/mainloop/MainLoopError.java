@@ -24,6 +24,13 @@ public record MainLoopError(String type, String message) {
      * dead-lettered, rather than redelivered to fail the same way again.
      */
     public static final String RESULT_REJECTED = "mainloop.ResultRejected";
+    /**
+     * The handler's result could not be sent to the reply-to mailbox on any delivery the retry policy allows
+     * (each delivery tries a few times): the request is dead-lettered with this error, rather than given back
+     * again and again for as long as the loop remembers the result. The handler ran; the loop still remembers
+     * its result, so a resend of the request is answered with it.
+     */
+    public static final String REPLY_FAILED = "mainloop.ReplyFailed";
     /** The request's body could not be decoded. */
     public static final String UNDECODABLE = "mainloop.Undecodable";
 

@@ -29,6 +29,10 @@ final class Task<Req, Res> implements Runnable {
     private static final int RUNNING = 0;
     private static final int COMMITTED = 1;
     private static final int ABANDONED = 2;
+    /** Sends of one result in one delivery before the request is given back: the first and two retries. */
+    static final int REPLY_ATTEMPTS = 3;
+    /** The pause before each retry of a result's send, in milliseconds. */
+    private static final long[] REPLY_PAUSES_MS = {50, 150};
 
     private final Run<Req, Res> run;
     /** The receiver that took the request: its next receive may carry the acknowledgement. */
@@ -138,8 +142,7 @@ final class Task<Req, Res> implements Runnable {
     private @Nullable MainLoopResult<Res> answeredFromMemory(MainLoopRequest<Req> request) {
         MainLoopResult<Res> known = loop.completed.getIfPresent(request.requestId());
         if (known != null && commit()) { // not if handed back at shutdown: counted as abandoned
-            loop.metrics.outcome("duplicate");
-            answer(request, known);
+            answer(request, known, "duplicate");
         }
         return known;
     }
@@ -243,8 +246,7 @@ final class Task<Req, Res> implements Runnable {
     private MainLoopResult<Res> complete(MainLoopRequest<Req> request, MainLoopResult<Res> result, String outcome) {
         loop.completed.put(request.requestId(), result);
         if (commit()) {
-            loop.metrics.outcome(outcome);
-            answer(request, result);
+            answer(request, result, outcome);
         }
         return result;
     }
@@ -270,19 +272,28 @@ final class Task<Req, Res> implements Runnable {
         if (!commit()) {
             return; // handed back at shutdown: counted as abandoned
         }
-        loop.metrics.outcome("duplicate");
         if (result != null) {
             // what the first copy ended with, which may have replaced its result (one its reply-to refused)
             MainLoopResult<Res> remembered = loop.completed.getIfPresent(request.requestId());
-            answer(request, remembered != null ? remembered : result);
+            answer(request, remembered != null ? remembered : result, "duplicate");
         } else {
             // the first copy was retried or dead-lettered; this one goes back the same way
+            loop.metrics.outcome("duplicate");
             MainLoop.nackQuietly(message, loop.retry.backoff(message.deliveryCount()));
         }
     }
 
-    /** Sends the result, then acknowledges; if the send fails, the request comes back after a backoff. */
-    private void answer(MainLoopRequest<Req> request, MainLoopResult<Res> result) {
+    /**
+     * Counts {@code outcome} for this delivery (before the answer goes out, so whoever sees the answer sees the
+     * count), sends the result, then acknowledges. A send that fails is retried a few times at once
+     * ({@link #REPLY_ATTEMPTS}, if the failure says a retry may help); after that the request is given back, to
+     * be answered from memory when it comes back, until the delivery on which it fails is the last the retry
+     * policy allows: then the loop gives up and dead-letters it with {@link MainLoopError#REPLY_FAILED}. Each
+     * such delivery is counted once in {@code mainloop.replies.failed}. A result the reply-to refuses as too large
+     * or cannot encode fails the same way every time, so it is dead-lettered at once with
+     * {@link MainLoopError#RESULT_REJECTED}.
+     */
+    private void answer(MainLoopRequest<Req> request, MainLoopResult<Res> result, String outcome) {
         if (!commit()) {
             return;
         }
@@ -291,7 +302,8 @@ final class Task<Req, Res> implements Runnable {
             target = loop.replyTarget(request.replyTo());
         } catch (MailboxException e) {
             if (e.isRetryable()) {
-                replyFailed(request, e);
+                loop.metrics.outcome(outcome);
+                replyFailed(request, e, "cannot open reply-to mailbox '" + request.replyTo() + "'");
                 return;
             }
             target = null;
@@ -303,25 +315,61 @@ final class Task<Req, Res> implements Runnable {
                     "cannot open reply-to mailbox '" + request.replyTo() + "'"));
             return;
         }
-        try {
-            target.send(result);
-        } catch (MessageTooLargeException | SerializationException e) {
-            // a property of this result, so every later delivery would fail the same way
-            deadLetter(request, null, new MainLoopError(MainLoopError.RESULT_REJECTED, "the result could not be sent to '"
-                    + target.name() + "': " + e.getMessage()), false);
-            return;
-        } catch (RuntimeException e) {
-            replyFailed(request, e);
+        loop.metrics.outcome(outcome);
+        RuntimeException failure = null;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                target.send(result);
+                failure = null;
+                break;
+            } catch (MessageTooLargeException | SerializationException e) {
+                // a property of this result, so every later delivery would fail the same way
+                deadLetter(request, null, new MainLoopError(MainLoopError.RESULT_REJECTED, "the result could not be"
+                        + " sent to '" + target.name() + "': " + e.getMessage()), false);
+                return;
+            } catch (RuntimeException e) {
+                failure = e;
+                boolean retryable = e instanceof MailboxException m && m.isRetryable();
+                if (!retryable || attempt >= REPLY_ATTEMPTS || !pause(REPLY_PAUSES_MS[attempt - 1])) {
+                    break;
+                }
+            }
+        }
+        if (failure != null) {
+            replyFailed(request, failure, "the result could not be sent to '" + target.name() + "'");
             return;
         }
         acknowledge();
     }
 
-    private void replyFailed(MainLoopRequest<Req> request, RuntimeException e) {
-        loop.metrics.outcome("reply_failed");
+    /** Sleeps between sends of a result; false if interrupted (the interrupt is kept). */
+    private static boolean pause(long millis) {
+        try {
+            Thread.sleep(millis);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /**
+     * The result could not be sent in this delivery: the request goes back (with the retry policy's backoff) to
+     * be answered from memory on its next delivery, unless this delivery was the last the policy allows.
+     */
+    private void replyFailed(MainLoopRequest<Req> request, RuntimeException e, String what) {
+        if (message.deliveryCount() >= loop.retry.maxDeliveries()) {
+            loop.metrics.replyFailed("given_up");
+            // the remembered result stays the handler's, so a resend of the request is still answered with it
+            deadLetter(request, null, new MainLoopError(MainLoopError.REPLY_FAILED, what + " on any of "
+                    + message.deliveryCount() + " deliveries (the retry policy allows " + loop.retry.maxDeliveries()
+                    + "); last failure: " + e), false, false);
+            return;
+        }
+        loop.metrics.replyFailed("given_back");
         Duration backoff = loop.retry.backoff(message.deliveryCount());
-        LOG.warn("result of request {} could not be sent; the request comes back in {}: {}", request.requestId(),
-                backoff, e.toString());
+        LOG.warn("result of request {} could not be sent; the request comes back in {} (delivery {} of {}): {}",
+                request.requestId(), backoff, message.deliveryCount(), loop.retry.maxDeliveries(), e.toString());
         MainLoop.nackQuietly(message, backoff);
     }
 
@@ -340,6 +388,15 @@ final class Task<Req, Res> implements Runnable {
      */
     private void deadLetter(@Nullable MainLoopRequest<Req> request, byte @Nullable [] raw, MainLoopError error,
                             boolean count) {
+        deadLetter(request, raw, error, count, true);
+    }
+
+    /**
+     * @param answer whether to remember the error as the request's result and send it to the caller; not when
+     *               the loop gives up sending a result it keeps remembering
+     */
+    private void deadLetter(@Nullable MainLoopRequest<Req> request, byte @Nullable [] raw, MainLoopError error,
+                            boolean count, boolean answer) {
         if (!commit()) {
             return;
         }
@@ -360,7 +417,7 @@ final class Task<Req, Res> implements Runnable {
             }
         }
         boolean answered = false;
-        if (request != null) {
+        if (request != null && answer) {
             MainLoopResult<Res> result = MainLoopResult.failure(request.requestId(), error, now);
             loop.completed.put(request.requestId(), result);
             answered = sendQuietly(request, result);

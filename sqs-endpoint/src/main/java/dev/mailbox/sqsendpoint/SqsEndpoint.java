@@ -1,5 +1,7 @@
 package dev.mailbox.sqsendpoint;
 
+import dev.mailbox.http.BodyBudget;
+import dev.mailbox.http.HttpLimits;
 import dev.mailbox.sqsendpoint.internal.EndpointServer;
 import dev.mailbox.sqsendpoint.internal.Settings;
 import java.net.InetSocketAddress;
@@ -72,11 +74,40 @@ import org.jspecify.annotations.Nullable;
  * signatures and bodies are never logged.
  * {@link Builder#authenticationOff()} accepts every request as {@value #ANONYMOUS}, for loopback and demos; on
  * another address it logs a warning. {@link Builder#tls(SSLContext)} serves HTTPS.
+ *
+ * <h2>What a client can cost it</h2>
+ * A request is authenticated from its headers before its body is read (the signature's shape, a known access key,
+ * the credential scope and the time), so an unsigned or unknown-key request costs no more than its headers. The
+ * HTTP listener bounds the rest ({@link Builder#limits(HttpLimits)}, default {@link #defaultLimits()}):
+ * connections overall and per client address, deadlines for headers and for bodies (slow clients are cut off,
+ * with TLS as without), a body of at most {@value dev.mailbox.sqsendpoint.internal.EndpointServer#MAX_REQUEST_BYTES}
+ * bytes, and the bytes of bodies held at once ({@link Builder#bodyBudget(BodyBudget)}). Receives run apart from
+ * every other call, so that no number of them holds up sends and deletes: at most
+ * {@link Builder#maxWaitingReceives(int)} ReceiveMessage calls wait (long-poll) at once, each on a thread of its
+ * own; one more is answered at once with what the queue has now (often nothing), as a short poll, rather than
+ * queued. Other calls run on {@link Builder#maxConcurrentRequests(int)} threads, with up to 1,024 waiting for one
+ * (more: ServiceUnavailable, which the SDKs retry).
  */
 public interface SqsEndpoint extends AutoCloseable {
 
     /** The principal of every request when authentication is off. */
     String ANONYMOUS = "anonymous";
+
+    /** How many receives may wait (long-poll) at once unless {@link Builder#maxWaitingReceives(int)} says. */
+    int DEFAULT_MAX_WAITING_RECEIVES = 512;
+
+    /**
+     * @return the listener limits an endpoint has unless {@link Builder#limits(HttpLimits)} says: 4,096 connections
+     *         (2,048 from one address: one client host may long-poll with thousands), request headers within
+     *         10 s, a body within 30 s, 60 s idle, bodies up to 4 MiB; 4 worker threads, which only sort
+     *         requests to the endpoint's own threads, with 4,096 requests waiting for them
+     */
+    static HttpLimits defaultLimits() {
+        return HttpLimits.defaults().withMaxConnections(4096).withMaxConnectionsPerAddress(2048)
+                .withIdleTimeout(java.time.Duration.ofSeconds(60))
+                .withMaxBodyBytes(dev.mailbox.sqsendpoint.internal.EndpointServer.MAX_REQUEST_BYTES)
+                .withWorkers(4, 4096);
+    }
 
     /** @return the address the endpoint listens on (the actual port when 0 was asked for) */
     InetSocketAddress address();
@@ -85,9 +116,9 @@ public interface SqsEndpoint extends AutoCloseable {
     URI url();
 
     /**
-     * Stops listening; requests under way get up to a second to finish, then waiting receives are interrupted
-     * (a message is never lost: one a receive had taken becomes visible again after its visibility timeout).
-     * Closes no mailbox: the directory owns them. Idempotent.
+     * Stops listening; waiting receives are interrupted and answered (a message is never lost: one a receive had
+     * taken becomes visible again after its visibility timeout), other requests under way get up to a second to
+     * finish, then every connection is closed. Closes no mailbox: the directory owns them. Idempotent.
      */
     @Override
     void close();
@@ -107,7 +138,10 @@ public interface SqsEndpoint extends AutoCloseable {
         private String region = "us-east-1";
         private String accountId = "000000000000";
         private @Nullable URI advertisedUrl;
+        private HttpLimits limits = defaultLimits();
         private int maxConcurrentRequests = 256;
+        private int maxWaitingReceives = DEFAULT_MAX_WAITING_RECEIVES;
+        private BodyBudget budget = BodyBudget.shared();
         private @Nullable SSLContext tls;
 
         private Builder() {
@@ -205,8 +239,9 @@ public interface SqsEndpoint extends AutoCloseable {
         }
 
         /**
-         * @param max the most requests served at once (each long poll holds one for up to 20 s); more wait in
-         *            line; default 256
+         * @param max the most calls other than receives served at once (see {@link #maxWaitingReceives} for
+         *            those); up to 1,024 more wait for a thread, and more than that are refused with
+         *            ServiceUnavailable; default 256
          * @return this builder
          */
         public Builder maxConcurrentRequests(int max) {
@@ -214,6 +249,40 @@ public interface SqsEndpoint extends AutoCloseable {
                 throw new IllegalArgumentException("maxConcurrentRequests must be between 1 and 10000, was " + max);
             }
             this.maxConcurrentRequests = max;
+            return this;
+        }
+
+        /**
+         * @param max the most ReceiveMessage calls that wait (long-poll) at once, each on a thread of its own; one
+         *            more answers at once with what the queue has; default {@value #DEFAULT_MAX_WAITING_RECEIVES}
+         * @return this builder
+         */
+        public Builder maxWaitingReceives(int max) {
+            if (max < 1 || max > 10_000) {
+                throw new IllegalArgumentException("maxWaitingReceives must be between 1 and 10000, was " + max);
+            }
+            this.maxWaitingReceives = max;
+            return this;
+        }
+
+        /**
+         * @param limits the HTTP listener's connection caps, deadlines, body cap and worker threads (which only
+         *               sort requests); default {@link SqsEndpoint#defaultLimits()}. A body cap below 4 MiB refuses
+         *               some valid batches
+         * @return this builder
+         */
+        public Builder limits(HttpLimits limits) {
+            this.limits = Objects.requireNonNull(limits, "limits");
+            return this;
+        }
+
+        /**
+         * @param budget the bytes of request bodies held at once; default {@link BodyBudget#shared()}, shared with
+         *               the process's other listeners
+         * @return this builder
+         */
+        public Builder bodyBudget(BodyBudget budget) {
+            this.budget = Objects.requireNonNull(budget, "budget");
             return this;
         }
 
@@ -241,7 +310,7 @@ public interface SqsEndpoint extends AutoCloseable {
                         + " authenticationOff()");
             }
             return new EndpointServer(new Settings(queues, credentials, authorizer, listen, region, accountId,
-                    advertisedUrl, maxConcurrentRequests, tls));
+                    advertisedUrl, limits, maxConcurrentRequests, 1024, maxWaitingReceives, budget, tls));
         }
     }
 }

@@ -86,7 +86,11 @@ final class RawHttp {
     }
 
     static Reply post(URI endpoint, String body, Map<String, String> headers) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(endpoint).POST(HttpRequest.BodyPublishers.ofString(body));
+        return post(endpoint, body.getBytes(StandardCharsets.UTF_8), headers);
+    }
+
+    static Reply post(URI endpoint, byte[] body, Map<String, String> headers) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(endpoint).POST(HttpRequest.BodyPublishers.ofByteArray(body));
         headers.forEach(b::header);
         try {
             HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());

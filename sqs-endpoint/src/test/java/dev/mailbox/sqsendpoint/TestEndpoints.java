@@ -33,6 +33,33 @@ final class TestEndpoints {
                 .start();
     }
 
+    /**
+     * Signs a raw request as the SDK would, now, with {@link #KEY_ID}.
+     *
+     * @param endpoint where it goes (its host and port are signed)
+     * @param headers  its headers besides the signature's
+     * @param body     its body
+     * @return the headers to send: those given, the signature's and X-Amz-Date
+     */
+    static java.util.Map<String, String> signed(URI endpoint, java.util.Map<String, String> headers, byte[] body) {
+        software.amazon.awssdk.http.SdkHttpRequest.Builder request = software.amazon.awssdk.http.SdkHttpRequest.builder()
+                .method(software.amazon.awssdk.http.SdkHttpMethod.POST).uri(endpoint);
+        headers.forEach(request::putHeader);
+        var signed = software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.create().sign(r -> r
+                .identity(software.amazon.awssdk.identity.spi.AwsCredentialsIdentity.create(KEY_ID, SECRET))
+                .request(request.build())
+                .payload(software.amazon.awssdk.http.ContentStreamProvider.fromByteArray(body))
+                .putProperty(software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.SERVICE_SIGNING_NAME, "sqs")
+                .putProperty(software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.REGION_NAME, "us-east-1"));
+        java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+        signed.request().headers().forEach((k, v) -> {
+            if (!k.equalsIgnoreCase("host") && !k.equalsIgnoreCase("content-length")) {
+                out.put(k, v.get(0));
+            }
+        });
+        return out;
+    }
+
     /** @return an SDK client signing with {@link #KEY_ID} */
     static SqsClient client(URI endpoint) {
         return client(endpoint, KEY_ID, SECRET);

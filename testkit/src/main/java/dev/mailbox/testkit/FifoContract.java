@@ -196,7 +196,7 @@ abstract class FifoContract extends ContractGroup {
     }
 
     @Test
-    @DisplayName("a nacked head of a run waits for the rest of the run, then comes before the group's later messages")
+    @DisplayName("a nacked head of a run waits for the rest of the run (where the mailbox holds runs), then comes before the group's later messages")
     void fifoNackInRun() {
         Mailbox<String> m = fifo();
         m.sendBatch(List.of("a1", "a2", "a3", "a4"), group("a"));
@@ -205,13 +205,93 @@ abstract class FifoContract extends ContractGroup {
 
         run.get(0).nack();
         if (run.size() > 1) {
-            assertNothingVisible(m); // the rest of the run is still in flight
+            if (m.capabilities().holdsRuns()) {
+                assertNothingVisible(m); // the rest of the run is still in flight
+            } else {
+                // the group waits for its head only: a1 again, and nothing after it while the run is in flight
+                List<Message<String>> again = receive(m, 10, LONG);
+                assertThat(bodies(again)).containsExactly("a1");
+                assertThat(again.get(0).deliveryCount()).isEqualTo(2);
+                assertNothingVisible(m);
+                again.get(0).nack();
+            }
             run.subList(1, run.size()).forEach(Message::acknowledge);
         }
 
         Message<String> next = receiveOne(m);
         assertThat(next.body()).isEqualTo("a1");
+        assertThat(next.deliveryCount()).isEqualTo(run.size() > 1 && !m.capabilities().holdsRuns() ? 3 : 2);
+    }
+
+    @Test
+    @DisplayName("a nack inside a run: the group waits for the rest of the run, acknowledged in any order, then delivers the nacked message first")
+    void fifoNackInsideRun() {
+        Mailbox<String> m = fifo();
+        m.sendBatch(List.of("a1", "a2", "a3", "a4"), group("a"));
+        List<Message<String>> run = receive(m, 3, LONG);
+        assertThat(bodies(run)).isEqualTo(List.of("a1", "a2", "a3").subList(0, run.size()));
+        Message<String> nacked = run.get(run.size() > 1 ? 1 : 0); // the middle one where the run has one
+
+        nacked.nack();
+        List<Message<String>> rest = new ArrayList<>(run);
+        rest.remove(nacked);
+        for (int i = rest.size() - 1; i >= 0; i--) { // the last first
+            assertNothingVisible(m); // the run is not settled: the nacked message waits, and so does a4
+            rest.get(i).acknowledge();
+        }
+
+        Message<String> next = receiveOne(m);
+        assertThat(next.body()).isEqualTo(nacked.body());
         assertThat(next.deliveryCount()).isEqualTo(2);
+    }
+
+    @Test
+    @DisplayName("messages of a run nacked one after the other come back in send order, ahead of the group's later ones")
+    void fifoNackWholeRun() {
+        Mailbox<String> m = fifo();
+        List<String> sent = List.of("a1", "a2", "a3", "a4");
+        m.sendBatch(sent, group("a"));
+        List<Message<String>> run = receive(m, 3, LONG);
+        run.forEach(Message::nack); // in send order: each goes back ahead of the group's later messages
+
+        List<String> got = new ArrayList<>();
+        while (got.size() < sent.size()) {
+            List<Message<String>> next = receive(m, 10, LONG);
+            assertThat(next).as("a run after %s", got).isNotEmpty();
+            got.addAll(bodies(next));
+            next.forEach(Message::acknowledge);
+        }
+        assertThat(got).isEqualTo(sent);
+    }
+
+    @Test
+    @DisplayName("extending one message of a run keeps its group blocked while the rest of the run lapses; the rest comes back after it, in order")
+    void fifoExtendOneOfRun() {
+        Mailbox<String> m = fifo();
+        m.sendBatch(List.of("a1", "a2", "a3"), group("a"));
+        // on a manual clock the rest of the run lapses as time passes; in real time, where a tick may pass before the
+        // extension is made, it is ended at once instead (extendVisibility(ZERO) is a lapse)
+        boolean manual = kit.hasManualClock();
+        List<Message<String>> run = receive(m, 3, manual ? tick() : LONG);
+        assertThat(bodies(run)).isEqualTo(List.of("a1", "a2", "a3").subList(0, run.size()));
+        run.get(0).extendVisibility(LONG);
+        if (manual) {
+            kit.elapse(tick());
+        } else {
+            run.subList(1, run.size()).forEach(x -> x.extendVisibility(Duration.ZERO));
+        }
+
+        // a2 and a3, where the run had them, are back in their group, behind a1, which is still in flight
+        assertNothingVisible(m);
+        run.get(0).acknowledge();
+
+        for (int i = 2; i <= 3; i++) {
+            Message<String> next = receiveOne(m);
+            assertThat(next.body()).isEqualTo("a" + i);
+            assertThat(next.deliveryCount()).isEqualTo(i <= run.size() ? 2 : 1);
+            next.acknowledge();
+        }
+        assertCount(m, 0);
     }
 
     @Test
@@ -286,6 +366,54 @@ abstract class FifoContract extends ContractGroup {
         assertThat(dead.groupId()).isEqualTo("a");
         assertCount(m, 1);
         assertCount(dlq, 1);
+    }
+
+    @Test
+    @DisplayName("dead-lettering the head does not let its group skip a message that waits out a nack timeout")
+    void fifoDeadLetterDoesNotSkipWaiting() {
+        Mailbox<String> dlq = fifo();
+        Mailbox<String> m = newMailbox(MailboxSpec.of(MailboxContract.uniqueName("fifo-redrive"), MailboxContract.TEXT)
+                .withFifo(FifoOptions.defaults()).withRedrivePolicy(RedrivePolicy.of(1, dlq)));
+        m.sendBatch(List.of("a1", "a2", "a3"), group("a"));
+        List<Message<String>> run = receive(m, 2, LONG);
+        if (run.size() < 2) {
+            return; // runs of one: a2 cannot be nacked while a1 is back in the group, so there is nothing to skip
+        }
+        run.get(1).nack(LONG); // a2 waits, still its group's (the group waits for it)
+        run.get(0).nack(); // a1 has used its one receive: the next receive may move it
+
+        assertNothingVisible(m); // whether or not this moved a1, a3 must not overtake a2
+        assertNothingVisible(m);
+    }
+
+    @Test
+    @DisplayName("messages of a group dead-lettered one after the other arrive in the FIFO dead-letter mailbox in send order")
+    void fifoDeadLettersKeepOrder() {
+        Mailbox<String> dlq = fifo();
+        Mailbox<String> m = newMailbox(MailboxSpec.of(MailboxContract.uniqueName("fifo-redrive"), MailboxContract.TEXT)
+                .withFifo(FifoOptions.defaults()).withRedrivePolicy(RedrivePolicy.of(1, dlq)));
+        List<String> sent = List.of("a1", "a2", "a3", "a4");
+        m.sendBatch(sent, group("a"));
+        int delivered = 0;
+        List<Message<String>> run;
+        while (delivered < sent.size() && !(run = receive(m, 10, LONG)).isEmpty()) {
+            delivered += run.size();
+            run.forEach(Message::nack); // each used its one receive: the next receive moves it
+        }
+        assertThat(delivered).as("each message delivered once").isEqualTo(sent.size());
+        for (int i = 0; i < sent.size(); i++) {
+            assertNothingVisible(m); // these receives move what is left (a backend may move one per receive)
+        }
+
+        List<String> dead = new ArrayList<>();
+        for (int i = 0; i < sent.size(); i++) {
+            Message<String> x = receiveOne(dlq);
+            assertThat(x.groupId()).isEqualTo("a");
+            dead.add(x.body());
+            x.acknowledge();
+        }
+        assertThat(dead).isEqualTo(sent);
+        assertCount(m, 0);
     }
 
     @Test
@@ -408,6 +536,142 @@ abstract class FifoContract extends ContractGroup {
         Mailbox<String> standard = standardMailbox("standard");
         standard.send("x", group("a"));
         assertThat(receiveOne(standard).sequenceNumber()).isNull();
+    }
+
+    @Test
+    @DisplayName("concurrent producers and consumers that acknowledge, nack or lapse parts of runs: every message acknowledged once, each group in send order, never held by two consumers at once")
+    void fifoConcurrentConsumers() throws Exception {
+        Mailbox<String> m = fifo();
+        int groups = 6;
+        int perGroup = Integer.getInteger("mailbox.tck.fifoConcurrentPerGroup", 40); // more for a longer stress run
+        int consumers = 4;
+        // per group: how many were acknowledged (all earlier ones, in order) and which consumer holds the group
+        int[] done = new int[groups];
+        int[] holder = new int[groups];
+        java.util.Arrays.fill(holder, -1);
+        Object guard = new Object();
+        List<String> problems = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicInteger remaining = new java.util.concurrent.atomic.AtomicInteger(groups * perGroup);
+        Duration wait = kit.patience().isZero() ? Duration.ofSeconds(60) : Duration.ofSeconds(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int c = 0; c < consumers; c++) {
+            int me = c;
+            java.util.Random random = new java.util.Random(31 + c);
+            threads.add(new Thread(() -> {
+                while (remaining.get() > 0 && problems.isEmpty()) {
+                    List<Message<String>> got;
+                    try {
+                        got = m.receive(visibility(LONG).withMaxMessages(10).withWaitTime(wait));
+                    } catch (dev.mailbox.api.MailboxClosedException closed) {
+                        return;
+                    } catch (RuntimeException e) {
+                        problems.add("consumer " + me + ": receive threw " + e);
+                        return;
+                    }
+                    Map<Integer, List<Message<String>>> runs = new LinkedHashMap<>();
+                    for (Message<String> msg : got) {
+                        String g = msg.groupId();
+                        if (g == null || !msg.body().startsWith(g + ":")) {
+                            problems.add(msg.body() + " came with group id " + g);
+                            return;
+                        }
+                        runs.computeIfAbsent(Integer.parseInt(g.substring(1)), k -> new ArrayList<>()).add(msg);
+                    }
+                    runs.forEach((g, run) -> settle(me, g, run, random, done, holder, guard, problems, remaining));
+                }
+            }, "tck-fifo-consumer-" + c));
+        }
+        for (int p = 0; p < 2; p++) {
+            int producer = p;
+            java.util.Random random = new java.util.Random(7 + p);
+            threads.add(new Thread(() -> {
+                int[] next = new int[groups];
+                int left = groups / 2 * perGroup;
+                while (left > 0) {
+                    int g = producer + 2 * random.nextInt(groups / 2);
+                    int n = Math.min(1 + random.nextInt(5), perGroup - next[g]);
+                    if (n == 0) {
+                        continue;
+                    }
+                    List<String> batch = new ArrayList<>();
+                    for (int i = 0; i < n; i++) {
+                        batch.add("g" + g + ":" + next[g]++);
+                    }
+                    if (n == 1) {
+                        m.send(batch.get(0), group("g" + g));
+                    } else {
+                        m.sendBatch(batch, group("g" + g));
+                    }
+                    left -= n;
+                }
+            }, "tck-fifo-producer-" + p));
+        }
+        threads.forEach(Thread::start);
+        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+        while (remaining.get() > 0 && problems.isEmpty() && System.nanoTime() - deadline < 0) {
+            Thread.sleep(10);
+        }
+        m.close(); // wakes consumers waiting for messages that will not come
+        for (Thread t : threads) {
+            t.join(Duration.ofSeconds(30).toMillis());
+            assertThat(t.isAlive()).as("%s finished", t.getName()).isFalse();
+        }
+        assertThat(problems).isEmpty();
+        assertThat(remaining.get()).as("messages not acknowledged; per group done %s", java.util.Arrays.toString(done))
+                .isZero();
+        for (int g = 0; g < groups; g++) {
+            assertThat(done[g]).as("acknowledged of group g%d", g).isEqualTo(perGroup);
+        }
+    }
+
+    /**
+     * One consumer's part of {@link #fifoConcurrentConsumers}: checks that the run of group {@code g} it received
+     * continues where the group's acknowledged messages end and that nobody else holds the group, then acknowledges
+     * a random prefix in order and nacks (or lapses) the rest in a random order, letting go of the group before the last
+     * call.
+     */
+    private static void settle(int me, int g, List<Message<String>> run, java.util.Random random, int[] done, int[] holder,
+                               Object guard, List<String> problems, java.util.concurrent.atomic.AtomicInteger remaining) {
+        synchronized (guard) {
+            if (holder[g] != -1) {
+                problems.add("group g" + g + " delivered to consumer " + me + " while consumer " + holder[g] + " holds " + "it");
+            }
+            for (int i = 0; i < run.size(); i++) {
+                String expected = "g" + g + ":" + (done[g] + i);
+                if (!run.get(i).body().equals(expected)) {
+                    problems.add("group g" + g + " delivered " + bodies(run) + ", expected a run from g" + g + ":" + done[g]);
+                    break;
+                }
+            }
+            holder[g] = me;
+        }
+        int acks = random.nextInt(4) == 0 ? random.nextInt(run.size()) : run.size();
+        List<Runnable> calls = new ArrayList<>();
+        for (Message<String> msg : run.subList(0, acks)) {
+            calls.add(() -> {
+                synchronized (guard) {
+                    done[g]++;
+                }
+                msg.acknowledge();
+                remaining.decrementAndGet();
+            });
+        }
+        List<Message<String>> nacks = new ArrayList<>(run.subList(acks, run.size()));
+        java.util.Collections.shuffle(nacks, random);
+        // a nack, or ending the visibility at once (a lapse): either way the message goes back to its group's head
+        nacks.forEach(msg -> calls.add(random.nextBoolean() ? msg::nack : () -> msg.extendVisibility(Duration.ZERO)));
+        try {
+            for (int i = 0; i < calls.size(); i++) {
+                if (i == calls.size() - 1) {
+                    synchronized (guard) {
+                        holder[g] = -1; // the group is free once this call returns; nobody can take it before
+                    }
+                }
+                calls.get(i).run();
+            }
+        } catch (RuntimeException e) {
+            problems.add("consumer " + me + " settling " + bodies(run) + ": " + e);
+        }
     }
 
     @Test

@@ -34,7 +34,9 @@ import java.util.stream.IntStream;
  *       proves were dead-lettered);</li>
  *   <li>no message was delivered while another of its group was in flight from an earlier receive (one run
  *       in flight per group), nor during its nack timeout, nor more often than the redrive policy allows;
- *       delivery counts and group ids are right;</li>
+ *       delivery counts and group ids are right. Where the mailbox does not declare
+ *       {@link dev.mailbox.api.MailboxCapabilities#holdsRuns()}, the weaker rule: no message was delivered while
+ *       an <em>earlier</em> one of its group was in flight from an earlier receive;</li>
  *   <li>a receive returns something whenever some group can deliver (other groups are never blocked);</li>
  *   <li>acknowledge, nack and extend succeed exactly when the rules say (late acknowledgement where
  *       declared), and the exact count agrees;</li>
@@ -43,7 +45,9 @@ import java.util.stream.IntStream;
  * </ul>
  * A head that has used up its receives may or may not have been moved by a receive that did not deliver
  * from its group; the model keeps it as "maybe moved" until an acknowledgement, a later delivery of its
- * group or the final look at the dead-letter mailbox tells.
+ * group or the final look at the dead-letter mailbox tells. Where the mailbox does not declare
+ * {@link dev.mailbox.api.MailboxCapabilities#sharedDeliveryState()}, a nack by handle goes through the consumer
+ * that received the delivery, since another would not know it was nacked.
  *
  * <p>{@value #DEFAULT_HISTORIES} histories by default (system property {@code mailbox.tck.fifoHistories}),
  * from seed {@value #DEFAULT_SEED} ({@code mailbox.tck.seed}). A failure is shrunk to a short history by
@@ -190,7 +194,8 @@ final class FifoModelCheck {
         }
     }
 
-    private record Delivery(Msg msg, int count, Message<String> real) {
+    /** One delivery, and the consumer (index into the consumers) that received it. */
+    private record Delivery(Msg msg, int count, Message<String> real, int consumer) {
     }
 
     private enum Outcome { OK, STALE, EITHER }
@@ -258,6 +263,11 @@ final class FifoModelCheck {
 
         private boolean lateAck() {
             return m.capabilities().lateAcknowledge();
+        }
+
+        /** Whether a message that comes back from a run waits for the rest of its run (else for its head only). */
+        private boolean holdsRuns() {
+            return m.capabilities().holdsRuns();
         }
 
         private Duration duration(long ticks) {
@@ -357,7 +367,8 @@ final class FifoModelCheck {
 
         private String receive(Receive r) {
             kinds.add("receive");
-            Mailbox<String> consumer = consumers.get(r.consumer() % consumers.size());
+            int consumerIndex = r.consumer() % consumers.size();
+            Mailbox<String> consumer = consumers.get(consumerIndex);
             int expected = deliverableGroup();
             long visibility = span(r.visibilityTicks());
             Duration wait = expected >= 0 ? kit.patience() : Duration.ZERO;
@@ -393,7 +404,7 @@ final class FifoModelCheck {
                     if (y == msg) {
                         continue;
                     }
-                    if (y.state == State.IN_FLIGHT && y.receive != id) {
+                    if (y.state == State.IN_FLIGHT && y.receive != id && (holdsRuns() || y.n < msg.n)) {
                         return "one run in flight per group broken: " + msg.body + " was delivered while " + y.body
                                 + " of the same group was in flight from an earlier receive";
                     }
@@ -412,15 +423,16 @@ final class FifoModelCheck {
                 msg.nacked = false;
                 msg.due = now + visibility;
                 msg.receive = id;
-                deliveries.add(new Delivery(msg, msg.deliveries, x));
+                deliveries.add(new Delivery(msg, msg.deliveries, x, consumerIndex));
             }
             if (got.isEmpty() && expected >= 0) {
                 return "a receive returned nothing although group " + GROUPS[expected] + " could deliver: "
                         + groups.get(expected);
             }
-            // a head that has used up its receives may have been moved by this receive
+            // a head that has used up its receives may have been moved by this receive (where runs are held, only
+            // from a group with nothing in flight; otherwise from any group whose head is not in flight)
             for (List<Msg> g : groups) {
-                if (g.stream().anyMatch(x -> x.state == State.IN_FLIGHT)) {
+                if (holdsRuns() && g.stream().anyMatch(x -> x.state == State.IN_FLIGHT)) {
                     continue;
                 }
                 for (Msg y : g) {
@@ -488,11 +500,14 @@ final class FifoModelCheck {
             boolean expected = current(d);
             long timeout = timeoutTicks == 0 ? 0 : span(timeoutTicks);
             Duration t = duration(timeout);
+            // only the consumer that received it may know of a nack, where the state is not shared
+            Mailbox<String> through = consumers.get(m.capabilities().sharedDeliveryState()
+                    ? Math.max(0, via - 1) % consumers.size() : d.consumer());
             Outcome actual = outcome(() -> {
                 if (via == 0) {
                     d.real().nack(t);
                 } else {
-                    consumers.get((via - 1) % consumers.size()).nack(d.real().receiptHandle(), t);
+                    through.nack(d.real().receiptHandle(), t);
                 }
             });
             if ((actual == Outcome.OK) != expected) {
@@ -541,9 +556,9 @@ final class FifoModelCheck {
             }
         }
 
-        /** After every step: each group's messages in flight came from one receive; the count agrees. */
+        /** After every step: each group's messages in flight came from one receive (where runs are held); the count agrees. */
         private String invariants() {
-            for (List<Msg> g : groups) {
+            for (List<Msg> g : holdsRuns() ? groups : List.<List<Msg>>of()) {
                 long runs = g.stream().filter(x -> x.state == State.IN_FLIGHT).mapToInt(x -> x.receive).distinct().count();
                 if (runs > 1) {
                     return "messages of one group in flight from " + runs + " receives: " + g;

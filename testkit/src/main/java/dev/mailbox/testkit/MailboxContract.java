@@ -2488,6 +2488,120 @@ public abstract class MailboxContract {
         }
     }
 
+    @Nested
+    @DisplayName("waiting without a thread (AsyncReceiver)")
+    class WaitingWithoutAThread {
+
+        private <T> dev.mailbox.api.spi.AsyncReceiver<T> parkable(Mailbox<T> m) {
+            dev.mailbox.api.spi.AsyncReceiver<T> a = dev.mailbox.api.spi.AsyncReceiver.of(m);
+            Assumptions.assumeTrue(a != null, "this backend's receives wait on a thread");
+            return a;
+        }
+
+        private <T> List<Message<T>> result(CompletableFuture<List<Message<T>>> f) {
+            try {
+                return f.get(REAL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                throw new AssertionError("the parked receive did not complete: " + e, e);
+            }
+        }
+
+        @Test
+        @DisplayName("a parked receive completes when a message is sent, and empty when its wait ends")
+        void wakesOnSendAndEnds() {
+            Mailbox<String> m = newTextMailbox();
+            CompletableFuture<List<Message<String>>> woken =
+                    parkable(m).receiveAsync(ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
+            assertThat(woken).isNotDone();
+            m.send("wake");
+            assertThat(result(woken)).extracting(Message::body).containsExactly("wake");
+
+            CompletableFuture<List<Message<String>>> idle =
+                    parkable(m).receiveAsync(ReceiveOptions.defaults().withWaitTime(ticks(2)));
+            elapse(ticks(2));
+            assertThat(result(idle)).isEmpty();
+        }
+
+        @Test
+        @DisplayName("a parked receive wakes when a delay it did not know of ends")
+        void wakesOnNewDelay() {
+            Mailbox<String> m = newTextMailbox();
+            CompletableFuture<List<Message<String>>> f =
+                    parkable(m).receiveAsync(ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
+            m.send("later", SendOptions.defaults().withDelay(tick()));
+            elapse(tick());
+            assertThat(result(f)).extracting(Message::body).containsExactly("later");
+        }
+
+        @Test
+        @DisplayName("twenty parked receives and twenty sends: every message reaches one of them, none is missed")
+        void noWakeUpMissed() {
+            Mailbox<String> m = newTextMailbox();
+            List<CompletableFuture<List<Message<String>>>> parked = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                parked.add(parkable(m).receiveAsync(ReceiveOptions.defaults().withWaitTime(LONG_WAIT)
+                        .withVisibilityTimeout(LONG)));
+            }
+            for (int i = 0; i < 20; i++) {
+                m.send("m" + i);
+            }
+            Set<String> got = new HashSet<>();
+            for (CompletableFuture<List<Message<String>>> f : parked) {
+                result(f).forEach(msg -> got.add(msg.body()));
+            }
+            assertThat(got).hasSize(20);
+        }
+
+        @Test
+        @DisplayName("a cancelled parked receive takes nothing: the next message goes to one still waiting, on its "
+                + "first delivery")
+        void cancelledTakesNothing() {
+            Mailbox<String> m = newTextMailbox();
+            CompletableFuture<List<Message<String>>> gaveUp =
+                    parkable(m).receiveAsync(ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
+            CompletableFuture<List<Message<String>>> waiting =
+                    parkable(m).receiveAsync(ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
+            gaveUp.cancel(false);
+            m.send("x");
+            List<Message<String>> got = result(waiting);
+            assertThat(got).extracting(Message::body).containsExactly("x");
+            assertThat(got.get(0).deliveryCount()).isEqualTo(1);
+        }
+
+        @Test
+        @DisplayName("closing the mailbox completes its parked receives, empty")
+        void closeEndsTheWait() {
+            Mailbox<String> m = newTextMailbox();
+            CompletableFuture<List<Message<String>>> f =
+                    parkable(m).receiveAsync(ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
+            m.close();
+            assertThat(result(f)).isEmpty();
+        }
+
+        @Test
+        @DisplayName("a parked receive through a fenced view under an overtaken epoch fails with FencedException")
+        void fencedViewParks() {
+            Mailbox<String> m = newTextMailbox();
+            m.fenced(2).receive(ReceiveOptions.defaults());
+            Throwable thrown;
+            try {
+                CompletableFuture<List<Message<String>>> f =
+                        parkable(m.fenced(1)).receiveAsync(ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
+                thrown = org.assertj.core.api.Assertions.catchThrowable(() -> f.get(REAL_TIMEOUT.toMillis(),
+                        TimeUnit.MILLISECONDS));
+                thrown = thrown instanceof ExecutionException ? thrown.getCause() : thrown;
+            } catch (FencedException e) {
+                thrown = e;
+            }
+            assertThat(thrown).isInstanceOf(FencedException.class);
+
+            CompletableFuture<List<Message<String>>> current =
+                    parkable(m.fenced(2)).receiveAsync(ReceiveOptions.defaults().withWaitTime(LONG_WAIT));
+            m.send("for the holder");
+            assertThat(result(current)).extracting(Message::body).containsExactly("for the holder");
+        }
+    }
+
     // ------------------------------------------------------------------ groups kept in files of their own
 
     @Nested

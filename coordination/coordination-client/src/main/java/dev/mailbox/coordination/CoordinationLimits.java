@@ -50,10 +50,13 @@ public final class CoordinationLimits {
     /** The namespace of node registration leases: reserved, so runners cannot acquire in it. */
     public static final String NODES_NAMESPACE = "_nodes";
     /**
-     * The largest exported state (a backup) a cluster imports: 14 MiB (some 50,000 leases). It travels as
-     * one log entry, and each coordinator keeps a write buffer that holds the largest entry.
+     * The largest piece of a backup that one call carries, either way: 256 KiB. A backup of any size is exported and
+     * imported in pieces of at most this, each its own call (and, importing, its own log entry), so neither a
+     * coordinator nor a client holds more of it at once; export and import accept the same sizes (there is no
+     * limit but the state's own: see {@link #MAX_QUEUES}). Under half of G1's smallest heap region (1 MiB), so the
+     * pieces a coordinator's log keeps in memory are never "humongous" objects, which take whole regions each.
      */
-    public static final int MAX_EXPORTED_STATE_BYTES = 14 << 20;
+    public static final int MAX_IMPORT_CHUNK_BYTES = 256 << 10;
 
     // --- queue records (see control_plane.proto's QueueRecord) ---------------------------------------
 
@@ -61,10 +64,10 @@ public final class CoordinationLimits {
     public static final int MAX_QUEUE_NAME_LENGTH = 80;
     /**
      * Most queue records a cluster holds. Every record lives in each coordinator's memory and in every
-     * snapshot; with typical records (a few hundred bytes) this is some megabytes, inside a backup
-     * ({@link #MAX_EXPORTED_STATE_BYTES}). Records filled to every per-record cap (about 52 KB each) would pass
-     * that limit after some 280 queues: such a backup cannot be imported (nor, past gRPC's message cap, exported), so
-     * the bytes, not this count, are the real limit. There is no cluster-wide byte budget yet.
+     * snapshot: typical records (a few hundred bytes) make some megabytes; records filled to every per-record cap
+     * (about 52 KB each in ASCII) make up to some 520 MB, which each coordinator's heap must hold (see
+     * docs/operations-hardening.md). Backups stream in pieces ({@link #MAX_IMPORT_CHUNK_BYTES}), so their size
+     * does not matter to an export or an import.
      */
     public static final int MAX_QUEUES = 10_000;
     /** Most attributes one queue may have set: SQS has about twenty settable ones. */
@@ -317,6 +320,32 @@ public final class CoordinationLimits {
                     + Duration.ofMillis(graceMillis);
         }
         return null;
+    }
+
+    /**
+     * The rule of {@link #policyProblem(long, long, long)} for durations as a caller gives them, checked before
+     * they are cut to whole milliseconds: a duration too long (or too negative) for a long of milliseconds is
+     * refused with the rule it breaks, never an {@link ArithmeticException}.
+     *
+     * @param ttl       lease lifetime without a renewal
+     * @param heartbeat how often holders renew
+     * @param grace     extra time after the TTL before expiry
+     * @return why this policy is refused, or null
+     */
+    public static @Nullable String policyProblem(Duration ttl, Duration heartbeat, Duration grace) {
+        String bad = ttlProblem(ttl);
+        if (bad != null) {
+            return bad;
+        }
+        if (heartbeat.isNegative() || heartbeat.isZero() || heartbeat.compareTo(ttl.dividedBy(2)) > 0) {
+            return "heartbeat interval must be positive and at most half the ttl " + ttl
+                    + " (so that one lost renewal never costs the lease), was " + heartbeat;
+        }
+        if (grace.isNegative() || grace.compareTo(ttl) > 0) {
+            return "grace must be between 0 and the ttl " + ttl + ", was " + grace;
+        }
+        // each is now within the TTL's range, so whole milliseconds cannot overflow
+        return policyProblem(ttl.toMillis(), heartbeat.toMillis(), grace.toMillis());
     }
 
     // --- labels and node fields ---------------------------------------------------------------------
@@ -605,15 +634,29 @@ public final class CoordinationLimits {
     }
 
     /**
-     * @param bytes the size of an exported state to import
+     * One piece of a backup being imported: the file's id (its hex SHA-256), where the piece starts, its size and
+     * its CRC-32C as sent against the one computed from the bytes received.
+     *
+     * @param importId the file's id
+     * @param offset   where the piece starts in the file
+     * @param size     its size
+     * @param crc32c   the CRC-32C the sender computed
+     * @param actual   the CRC-32C of the bytes received
      * @return the problem, or null if it is fine
      */
-    public static @Nullable String exportedStateProblem(long bytes) {
-        if (bytes <= 0) {
-            return "an exported state must not be empty";
+    public static @Nullable String importChunkProblem(String importId, long offset, long size, int crc32c, int actual) {
+        if (!importId.matches("[0-9a-f]{64}")) {
+            return "an import id is the backup file's SHA-256, 64 lowercase hex digits, was " + quote(importId);
         }
-        if (bytes > MAX_EXPORTED_STATE_BYTES) {
-            return "an exported state must be at most " + MAX_EXPORTED_STATE_BYTES + " bytes, was " + bytes;
+        if (offset < 0) {
+            return "an import chunk's offset must be 0 or more, was " + offset;
+        }
+        if (size > MAX_IMPORT_CHUNK_BYTES) {
+            return "an import chunk must be at most " + MAX_IMPORT_CHUNK_BYTES + " bytes, was " + size;
+        }
+        if (crc32c != actual) {
+            return "the import chunk at offset " + offset + " was damaged on its way: its CRC-32C is "
+                    + Integer.toHexString(actual) + ", the sender's " + Integer.toHexString(crc32c);
         }
         return null;
     }

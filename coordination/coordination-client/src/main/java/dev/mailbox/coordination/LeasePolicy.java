@@ -28,8 +28,7 @@ public record LeasePolicy(Duration ttl, Duration heartbeatInterval, Duration gra
         Objects.requireNonNull(ttl, "ttl");
         Objects.requireNonNull(heartbeatInterval, "heartbeatInterval");
         Objects.requireNonNull(grace, "grace");
-        CoordinationLimits.require(CoordinationLimits.policyProblem(ttl.toMillis(), heartbeatInterval.toMillis(),
-                grace.toMillis()));
+        CoordinationLimits.require(CoordinationLimits.policyProblem(ttl, heartbeatInterval, grace));
     }
 
     /**

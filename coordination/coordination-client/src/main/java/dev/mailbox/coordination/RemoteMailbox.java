@@ -40,7 +40,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -51,7 +50,8 @@ import org.jspecify.annotations.Nullable;
  * <p>The contract is the hosted mailbox's: its capabilities, limits, ordering and dead-letter policy
  * apply, and its errors arrive as the same exceptions. While no runner holds the mailbox's lease the
  * node cannot route a call; such a call changed nothing, so it is retried for up to
- * {@link Builder#routeWait} and then fails with a retryable {@link MailboxUnavailableException}.
+ * {@link Builder#routeWait} and then fails with a retryable {@link MailboxUnavailableException}. Every
+ * call ends within its time limit ({@link Builder#callTimeout}, plus a receive's wait), retries included.
  * When the node it talks to cannot be reached it moves on to the next one it was given (see
  * {@link Builder#nodes}). Each send carries a request id, and the hosting node stores a send once per
  * id, so a send retried after its reply was lost is not stored twice. An acknowledge, nack or extend
@@ -142,13 +142,27 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
             this.channels = List.of(b.channel);
             this.ownsChannel = false;
         } else {
-            List<ManagedChannel> list = new ArrayList<>();
-            for (String node : b.nodes) {
-                list.add(dev.mailbox.coordination.internal.Tls.channel(node, b.security)
+            this.channels = open(b.nodes, b.security);
+            this.ownsChannel = true;
+        }
+    }
+
+    /**
+     * Opens a channel to each node, or none: a node whose channel cannot be made (an address gRPC cannot
+     * resolve, TLS files that cannot be read) shuts down the channels opened before it, so a builder that
+     * throws leaves nothing behind.
+     */
+    private static List<ManagedChannel> open(List<String> nodes, ClientSecurity security) {
+        List<ManagedChannel> list = new ArrayList<>();
+        try {
+            for (String node : nodes) {
+                list.add(dev.mailbox.coordination.internal.Tls.channel(node, security)
                         .maxInboundMessageSize(DataPlane.MAX_MESSAGE).build());
             }
-            this.channels = List.copyOf(list);
-            this.ownsChannel = true;
+            return List.copyOf(list);
+        } catch (RuntimeException | Error e) {
+            list.forEach(ManagedChannel::shutdownNow);
+            throw e;
         }
     }
 
@@ -194,7 +208,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
                     name)));
         }
         SendRequest request = r.build();
-        return call(() -> stub(callTimeout.toMillis()).send(request), bodies.size()).getMessageIdsList();
+        return call(left -> stub(left).send(request), callTimeout.toMillis(), bodies.size()).getMessageIdsList();
     }
 
     @Override
@@ -217,7 +231,11 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
             ReceiveRequest request = rb.build();
             ReceiveReply reply;
             try {
-                reply = call(() -> stub(wait + callTimeout.toMillis()).receive(request), 0);
+                long timeout = callTimeout.toMillis();
+                // a retry after a wait for a route waits only for what is left, so the call still ends in time
+                reply = call(left -> stub(left).receive(left - timeout >= wait ? request
+                                : request.toBuilder().setWaitMillis(Math.max(0, left - timeout)).build()),
+                        wait + timeout, 0);
             } catch (MailboxClosedException e) {
                 if (closed) {
                     return List.of(); // closed while waiting: woken, with nothing
@@ -240,14 +258,14 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
     public long purge() {
         ensureOpen();
         MailboxRequest r = MailboxRequest.newBuilder().setMailbox(name).build();
-        return call(() -> stub(callTimeout.toMillis()).purge(r), 0).getCount();
+        return call(left -> stub(left).purge(r), callTimeout.toMillis(), 0).getCount();
     }
 
     @Override
     public long approximateCount() {
         ensureOpen();
         MailboxRequest r = MailboxRequest.newBuilder().setMailbox(name).build();
-        return call(() -> stub(callTimeout.toMillis()).count(r), 0).getCount();
+        return call(left -> stub(left).count(r), callTimeout.toMillis(), 0).getCount();
     }
 
     /**
@@ -263,7 +281,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         if (c == null) {
             ensureOpen();
             MailboxRequest r = MailboxRequest.newBuilder().setMailbox(name).build();
-            CapabilitiesReply reply = call(() -> stub(callTimeout.toMillis()).capabilities(r), 0);
+            CapabilitiesReply reply = call(left -> stub(left).capabilities(r), callTimeout.toMillis(), 0);
             c = MailboxCapabilities.builder().exactCount(reply.getExactCount()).visibilityOrder(reply.getVisibilityOrder())
                     .detectsStaleAcknowledge(reply.getDetectsStaleAcknowledge()).capacity(reply.getCapacity())
                     .atomicDeadLetter(reply.getAtomicDeadLetter()).maxMessageBytes(reply.getMaxMessageBytes())
@@ -301,17 +319,27 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
                 .withMaxOutboundMessageSize(DataPlane.MAX_MESSAGE);
     }
 
-    /** Runs one call in a context {@link #close()} can cancel; waits out a missing route. */
-    private <R> R call(Supplier<R> rpc, int bodies) {
-        return call(rpc, bodies, null);
+    /**
+     * Runs one call in a context {@link #close()} can cancel; waits out a missing route. The call's time limit,
+     * {@code limitMillis} from now, bounds everything it does: every attempt's deadline is what is left of it,
+     * and waiting for a route stops at it as well as at {@link Builder#routeWait}.
+     */
+    private <R> R call(java.util.function.LongFunction<R> rpc, long limitMillis, int bodies) {
+        return call(rpc, limitMillis, bodies, null);
     }
 
     /**
-     * As {@link #call(Supplier, int)}; sets {@code cutOff[0]} when an attempt failed in a way that does not
-     * rule out that it took effect (the connection was lost mid-call, not refused) and the call was retried.
+     * As {@link #call(java.util.function.LongFunction, long, int)}; sets {@code cutOff[0]} when an attempt failed
+     * in a way that does not rule out that it took effect (the connection was lost mid-call, not refused) and the
+     * call was retried.
+     *
+     * @param rpc one attempt, given the milliseconds it may take
      */
-    private <R> R call(Supplier<R> rpc, int bodies, boolean @Nullable [] cutOff) {
-        long routeDeadline = System.nanoTime() + routeWait.toNanos();
+    private <R> R call(java.util.function.LongFunction<R> rpc, long limitMillis, int bodies,
+                       boolean @Nullable [] cutOff) {
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.MILLISECONDS.toNanos(limitMillis);
+        long routeDeadline = start + Math.min(routeWait.toNanos(), TimeUnit.MILLISECONDS.toNanos(limitMillis));
         long pause = 20;
         int nodesTried = 0;
         while (true) {
@@ -321,9 +349,11 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
                 if (closed) {
                     throw new MailboxClosedException(name);
                 }
-                return context.call(rpc::get);
+                // at least 1 ms: an attempt with no time left fails with DEADLINE_EXCEEDED, as the call should
+                long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+                return context.call(() -> rpc.apply(left));
             } catch (StatusRuntimeException e) {
-                if (isUnreachable(e) && !closed && ++nodesTried < channels.size()) {
+                if (isUnreachable(e) && !closed && ++nodesTried < channels.size() && deadline - System.nanoTime() > 0) {
                     // that node is gone: the next one can forward just as well
                     if (cutOff != null && !refused(e)) {
                         cutOff[0] = true;
@@ -345,7 +375,9 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
                 context.close();
             }
             try {
-                Thread.sleep(pause); // waiting for a runner to take the lease: backing off is the point
+                // waiting for a runner to take the lease: backing off is the point, but not past the route wait
+                long toRouteDeadline = TimeUnit.NANOSECONDS.toMillis(routeDeadline - System.nanoTime());
+                Thread.sleep(Math.max(1, Math.min(pause, toRouteDeadline)));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new MailboxUnavailableException("interrupted while waiting for a route to mailbox '" + name
@@ -470,7 +502,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         HandleRequest r = rb.build();
         boolean[] cutOff = new boolean[1];
         try {
-            call(() -> stub(callTimeout.toMillis()).handle(r), 0, cutOff);
+            call(left -> stub(left).handle(r), callTimeout.toMillis(), 0, cutOff);
         } catch (ReceiptHandleExpiredException e) {
             if (cutOff[0]) {
                 // the handle may be stale because the first attempt used it: whether it did cannot be told
@@ -585,7 +617,9 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         }
 
         /**
-         * @param timeout how long one call may take, on top of a receive's wait; default 30 s
+         * @param timeout how long one call may take, on top of a receive's wait; default 30 s. It bounds
+         *                everything the call does: its attempts on other nodes and its waits for a route
+         *                (see {@link #routeWait}) end with it
          * @return this builder
          */
         public Builder<T> callTimeout(Duration timeout) {
@@ -598,7 +632,8 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
 
         /**
          * @param wait how long a call waits for the mailbox to get a route (an owner) before it fails
-         *             with a retryable {@link MailboxUnavailableException}; default 10 s, zero: fail at once
+         *             with a retryable {@link MailboxUnavailableException}; default 10 s, zero: fail at once.
+         *             The call's own time limit ({@link #callTimeout}) bounds this too
          * @return this builder
          */
         public Builder<T> routeWait(Duration wait) {

@@ -35,11 +35,14 @@ public interface Routes {
      *                     coordinator still has the changes since), or 0 for a snapshot
      * @param watcher      receives the stream
      * @return the stream, to close when done
+     * @throws IllegalStateException if the client is closed
      */
     Watch watch(long fromRevision, RouteWatcher watcher);
 
     /**
-     * Starts a {@link RoutingTable} that keeps a current copy of the routing table. Close it when done.
+     * A {@link RoutingTable} that keeps a current copy of the routing table. Every table of one client is a
+     * view of one copy, kept by one stream, however many are open. Close it when done (the copy goes with
+     * the last view); it stops by itself once its client is closed.
      *
      * @return the table, already connecting
      */

@@ -1,6 +1,8 @@
 package dev.mailbox.coordination;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -17,17 +19,23 @@ import org.jspecify.annotations.Nullable;
  * used is gone) and resumes after the last revision it saw, or takes a fresh snapshot if that
  * coordinator no longer has the changes since.
  *
+ * <p>Every table a client's {@link Routes#table()} returns is a view of one copy, kept by one stream: a
+ * process that opens a thousand tables (a node's, each component's) holds and syncs the table once. Each
+ * view has its own listeners and its own {@link #close()}; the copy and its stream go when the last view
+ * closes, or when the client closes.
+ *
  * <p>Reads are lock-free and may be a little behind the coordinators. A snapshot replaces the whole
  * table at once, so a reader never sees part of one. A route may name a runner that has just lost its
  * lease, so whoever acts on a route must tolerate finding the owner gone. Thread-safe.
- * Obtain one from {@link Routes#table()}; it is built on {@link Routes#watch} alone.
+ * Obtain one from {@link Routes#table()}; it is built on {@link Routes#watch} alone, and stops (as if
+ * closed) once its client is closed, when {@code watch} throws {@link IllegalStateException}.
  */
 public final class RoutingTable implements AutoCloseable {
 
     /**
      * Told about every change, on the stream's thread, in revision order. Must not block: while it does,
-     * the table reads nothing, and a coordinator ends a watch that falls too far behind (the table then
-     * reconnects and resumes, but reads are stale meanwhile).
+     * the table reads nothing (for every view of the copy), and a coordinator ends a watch that falls too
+     * far behind (the table then reconnects and resumes, but reads are stale meanwhile).
      */
     @FunctionalInterface
     public interface Listener {
@@ -39,32 +47,48 @@ public final class RoutingTable implements AutoCloseable {
         void changed(String mailboxId, @Nullable Route route, long revision);
     }
 
-    private final Routes source;
-    /** Replaced whole by a snapshot, so a reader never sees half of one; changes are applied in place. */
-    private volatile ConcurrentHashMap<String, Route> routes = new ConcurrentHashMap<>();
-    private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
-    private final Object monitor = new Object();
-    private volatile long revision;
-    private volatile boolean synced;
-    private volatile boolean closed;
-    private volatile Routes.@Nullable Watch watch;
-    private volatile int failures;
-    private volatile long snapshots;
+    /** The copies kept now, one per {@link Routes} object (one per client); guarded by itself. */
+    private static final Map<Routes, Copy> COPIES = new IdentityHashMap<>();
 
-    private RoutingTable(Routes source) {
-        this.source = source;
+    private final Copy copy;
+    private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
+    private volatile boolean closed;
+
+    private RoutingTable(Copy copy) {
+        this.copy = copy;
     }
 
     /**
-     * Starts keeping a copy of the routing table.
+     * A view of the copy of {@code source}'s table, starting that copy if there is none.
      *
      * @param source where to watch the routes
-     * @return the table, already connecting
+     * @return the view, already connecting (or synced, if the copy was)
      */
     static RoutingTable start(Routes source) {
-        RoutingTable table = new RoutingTable(source);
-        table.connect();
-        return table;
+        Copy copy;
+        RoutingTable view;
+        synchronized (COPIES) {
+            copy = COPIES.get(source);
+            boolean fresh = copy == null || copy.closed;
+            if (fresh) {
+                copy = new Copy(source);
+                COPIES.put(source, copy);
+            }
+            view = new RoutingTable(copy);
+            copy.views.add(view);
+            if (!fresh) {
+                return view;
+            }
+        }
+        copy.connect();
+        return view;
+    }
+
+    /** @return how many copies of a routing table this process keeps now (for tests and the harness) */
+    static int copies() {
+        synchronized (COPIES) {
+            return COPIES.size();
+        }
     }
 
     /**
@@ -72,27 +96,27 @@ public final class RoutingTable implements AutoCloseable {
      * @return its route, or empty if it has none (or this copy has not heard of it yet)
      */
     public Optional<Route> route(String mailboxId) {
-        return Optional.ofNullable(routes.get(mailboxId));
+        return Optional.ofNullable(copy.routes.get(mailboxId));
     }
 
     /** @return a copy of the whole table, by mailbox id */
     public Map<String, Route> routes() {
-        return new TreeMap<>(routes);
+        return new TreeMap<>(copy.routes);
     }
 
     /** @return the revision of the last change this copy has applied (0 before the first snapshot) */
     public long revision() {
-        return revision;
+        return copy.revision;
     }
 
     /** @return whether this copy has received the table at least once */
     public boolean isSynced() {
-        return synced;
+        return copy.synced;
     }
 
     /** @return how many snapshots (rather than resumed changes) this copy has received */
     public long snapshotsReceived() {
-        return snapshots;
+        return copy.snapshots;
     }
 
     /**
@@ -112,125 +136,176 @@ public final class RoutingTable implements AutoCloseable {
      */
     public boolean await(Predicate<RoutingTable> condition, Duration timeout) throws InterruptedException {
         long until = System.nanoTime() + timeout.toNanos();
-        synchronized (monitor) {
+        synchronized (copy.monitor) {
             while (!condition.test(this)) {
                 long left = until - System.nanoTime();
-                if (left <= 0 || closed) {
+                if (left <= 0 || closed || copy.closed) {
                     return condition.test(this);
                 }
-                TimeUnit.NANOSECONDS.timedWait(monitor, left);
+                TimeUnit.NANOSECONDS.timedWait(copy.monitor, left);
             }
             return true;
         }
     }
 
-    /** Stops watching. */
+    /** Stops this view; the last view of the copy stops its watch. */
     @Override
     public void close() {
         closed = true;
-        Routes.Watch w = watch;
-        if (w != null) {
-            w.close();
-        }
-        synchronized (monitor) {
-            monitor.notifyAll();
-        }
+        listeners.clear();
+        copy.leave(this);
     }
 
-    private void connect() {
-        if (closed) {
-            return;
-        }
-        try {
-            watch = source.watch(synced ? revision : 0, new Watcher());
-        } catch (RuntimeException e) {
-            retry();
-        }
-        if (closed) {
-            Routes.Watch w = watch;
-            if (w != null) {
-                w.close();
-            }
-        }
-    }
-
-    private void retry() {
-        if (closed) {
-            return;
-        }
-        failures++;
-        try {
-            Recipes.timer().schedule(this::connect, Recipes.backoffMillis(failures), TimeUnit.MILLISECONDS);
-        } catch (RuntimeException rejected) {
-            closed = true;
-        }
-    }
-
-    private void snapshot(long at, List<Route> all) {
-        ConcurrentHashMap<String, Route> fresh = new ConcurrentHashMap<>();
-        all.forEach(r -> fresh.put(r.mailboxId(), r));
-        Map<String, Route> before = routes;
-        routes = fresh;
-        revision = at;
-        snapshots++;
-        synced = true;
-        for (String gone : before.keySet()) {
-            if (!fresh.containsKey(gone)) {
-                listeners.forEach(l -> l.changed(gone, null, at));
-            }
-        }
-        for (Route r : all) {
-            if (!r.equals(before.get(r.mailboxId()))) {
-                listeners.forEach(l -> l.changed(r.mailboxId(), r, at));
-            }
-        }
-        wake();
-    }
-
-    private void change(long at, List<Route> changed, List<String> removed) {
-        if (at > revision) {
-            revision = at;
-            synced = true;
-            for (Route route : changed) {
-                routes.put(route.mailboxId(), route);
-                listeners.forEach(l -> l.changed(route.mailboxId(), route, at));
-            }
-            for (String gone : removed) {
-                routes.remove(gone);
-                listeners.forEach(l -> l.changed(gone, null, at));
-            }
-        }
-        wake();
-    }
-
-    private void wake() {
-        synchronized (monitor) {
-            monitor.notifyAll();
-        }
-    }
-
-    /** One stream's events; when it ends the table reconnects and resumes from its revision. */
-    private final class Watcher implements RouteWatcher {
-        @Override
-        public void snapshot(long at, List<Route> all) {
-            failures = 0;
-            RoutingTable.this.snapshot(at, all);
-        }
-
-        @Override
-        public void change(long at, List<Route> changed, List<String> removed) {
-            failures = 0;
-            RoutingTable.this.change(at, changed, removed);
-        }
-
-        @Override
-        public void ended(@Nullable CoordinationException failure) {
-            retry();
+    private void tell(String mailboxId, @Nullable Route route, long revision) {
+        for (Listener l : listeners) {
+            l.changed(mailboxId, route, revision);
         }
     }
 
     @Override
     public String toString() {
-        return "RoutingTable[revision=" + revision + ", routes=" + routes.size() + "]";
+        return "RoutingTable[revision=" + copy.revision + ", routes=" + copy.routes.size() + "]";
+    }
+
+    /** One copy of the table and the stream that keeps it, shared by the views of one {@link Routes}. */
+    private static final class Copy {
+        final Routes source;
+        final CopyOnWriteArrayList<RoutingTable> views = new CopyOnWriteArrayList<>();
+        /** Replaced whole by a snapshot, so a reader never sees half of one; changes are applied in place. */
+        volatile ConcurrentHashMap<String, Route> routes = new ConcurrentHashMap<>();
+        final Object monitor = new Object();
+        volatile long revision;
+        volatile boolean synced;
+        volatile boolean closed;
+        volatile Routes.@Nullable Watch watch;
+        volatile int failures;
+        volatile long snapshots;
+
+        Copy(Routes source) {
+            this.source = source;
+        }
+
+        void leave(RoutingTable view) {
+            boolean last;
+            synchronized (COPIES) {
+                views.remove(view);
+                last = views.isEmpty() && !closed;
+            }
+            if (last) {
+                close();
+            } else {
+                wake();
+            }
+        }
+
+        void close() {
+            synchronized (COPIES) {
+                closed = true;
+                COPIES.remove(source, this);
+            }
+            Routes.Watch w = watch;
+            if (w != null) {
+                w.close();
+            }
+            wake();
+        }
+
+        void connect() {
+            if (closed) {
+                return;
+            }
+            try {
+                watch = source.watch(synced ? revision : 0, new Watcher());
+            } catch (IllegalStateException clientClosed) {
+                close(); // nothing to reconnect with: a closed client never watches again
+                return;
+            } catch (RuntimeException e) {
+                retry();
+            }
+            if (closed) {
+                Routes.Watch w = watch;
+                if (w != null) {
+                    w.close();
+                }
+            }
+        }
+
+        void retry() {
+            if (closed) {
+                return;
+            }
+            failures++;
+            try {
+                Recipes.timer().schedule(this::connect, Recipes.backoffMillis(failures), TimeUnit.MILLISECONDS);
+            } catch (RuntimeException rejected) {
+                close();
+            }
+        }
+
+        void snapshot(long at, List<Route> all) {
+            ConcurrentHashMap<String, Route> fresh = new ConcurrentHashMap<>();
+            all.forEach(r -> fresh.put(r.mailboxId(), r));
+            Map<String, Route> before = routes;
+            routes = fresh;
+            revision = at;
+            snapshots++;
+            synced = true;
+            List<RoutingTable> told = new ArrayList<>(views);
+            if (told.stream().anyMatch(v -> !v.listeners.isEmpty())) {
+                for (String gone : before.keySet()) {
+                    if (!fresh.containsKey(gone)) {
+                        told.forEach(v -> v.tell(gone, null, at));
+                    }
+                }
+                for (Route r : fresh.values()) {
+                    if (!r.equals(before.get(r.mailboxId()))) {
+                        told.forEach(v -> v.tell(r.mailboxId(), r, at));
+                    }
+                }
+            }
+            wake();
+        }
+
+        void change(long at, List<Route> changed, List<String> removed) {
+            if (at > revision) {
+                revision = at;
+                synced = true;
+                for (Route route : changed) {
+                    routes.put(route.mailboxId(), route);
+                    views.forEach(v -> v.tell(route.mailboxId(), route, at));
+                }
+                for (String gone : removed) {
+                    routes.remove(gone);
+                    views.forEach(v -> v.tell(gone, null, at));
+                }
+            }
+            wake();
+        }
+
+        void wake() {
+            synchronized (monitor) {
+                monitor.notifyAll();
+            }
+        }
+
+        /** One stream's events; when it ends the copy reconnects and resumes from its revision. */
+        private final class Watcher implements RouteWatcher {
+            @Override
+            public void snapshot(long at, List<Route> all) {
+                failures = 0;
+                Copy.this.snapshot(at, all);
+            }
+
+            @Override
+            public void change(long at, List<Route> changed, List<String> removed) {
+                failures = 0;
+                Copy.this.change(at, changed, removed);
+            }
+
+            @Override
+            public void ended(@Nullable CoordinationException failure) {
+                retry();
+            }
+        }
     }
 }

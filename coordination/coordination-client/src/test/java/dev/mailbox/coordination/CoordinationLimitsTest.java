@@ -28,6 +28,26 @@ class CoordinationLimitsTest {
     }
 
     @Test
+    @DisplayName("a LeasePolicy of durations too long (or too negative) for a long of milliseconds is refused naming "
+            + "the duration and its rule, not with an ArithmeticException")
+    void hugePolicyDurations() {
+        Duration huge = Duration.ofSeconds(Long.MAX_VALUE);
+        Duration hugeNegative = Duration.ofSeconds(Long.MIN_VALUE);
+        assertThatThrownBy(() -> new LeasePolicy(huge, Duration.ofSeconds(1), Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ttl must be between");
+        assertThatThrownBy(() -> new LeasePolicy(Duration.ofSeconds(10), huge, Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("heartbeat interval must be");
+        assertThatThrownBy(() -> new LeasePolicy(Duration.ofSeconds(10), hugeNegative, Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("heartbeat interval must be");
+        assertThatThrownBy(() -> new LeasePolicy(Duration.ofSeconds(10), Duration.ofSeconds(3), huge))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("grace must be");
+        assertThatThrownBy(() -> new LeasePolicy(Duration.ofSeconds(10), Duration.ofSeconds(3), hugeNegative))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("grace must be");
+        assertThat(new LeasePolicy(Duration.ofSeconds(10), Duration.ofSeconds(5), Duration.ofSeconds(10)).ttl())
+                .isEqualTo(Duration.ofSeconds(10));
+    }
+
+    @Test
     @DisplayName("a mailbox id is namespace@node or a bare namespace, and is always an extended mailbox name")
     void mailboxIds() {
         assertThat(CoordinationLimits.mailboxIdProblem("orders@node-a")).isNull();

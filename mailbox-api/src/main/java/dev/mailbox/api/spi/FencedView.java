@@ -64,6 +64,23 @@ public final class FencedView<T> implements Mailbox<T> {
         default ReceiveOptions defaultReceiveOptions() {
             return ReceiveOptions.defaults();
         }
+
+        /** @return whether {@link #receiveAsync} is there (default false: the backend waits on a thread) */
+        default boolean receivesAsync() {
+            return false;
+        }
+
+        /**
+         * As {@link AsyncReceiver#receiveAsync}, under an epoch; only called if {@link #receivesAsync()}.
+         *
+         * @param options how to receive
+         * @param epoch   the caller's epoch
+         * @return the messages, which carry the epoch into their own acknowledge, nack and extend
+         */
+        default java.util.concurrent.CompletableFuture<List<Message<T>>> receiveAsync(ReceiveOptions options,
+                                                                                       long epoch) {
+            throw new UnsupportedOperationException("this backend's receives wait on a thread");
+        }
     }
 
     private final Mailbox<T> mailbox;
@@ -97,6 +114,14 @@ public final class FencedView<T> implements Mailbox<T> {
     /** @return the view's epoch */
     public long epoch() {
         return epoch;
+    }
+
+    /**
+     * @return the view's asynchronous receive (under its epoch), or null if the backend has none (see
+     *         {@link AsyncReceiver#of})
+     */
+    public @org.jspecify.annotations.Nullable AsyncReceiver<T> asyncReceiver() {
+        return operations.receivesAsync() ? options -> operations.receiveAsync(options, epoch) : null;
     }
 
     @Override

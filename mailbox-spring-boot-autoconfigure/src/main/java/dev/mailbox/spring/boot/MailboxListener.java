@@ -41,8 +41,9 @@ import java.lang.annotation.Target;
  *       application holds its coordinator lease, and its receives and acknowledgements are fenced by the
  *       lease's epoch.</li>
  * </ul>
- * The method must be on a singleton bean; it is called on the listener's own threads, by as many at once as
- * {@link #concurrency()} says.
+ * The method must be on a singleton bean whose definition shows its class (a {@code @Bean} method returning
+ * an interface hides it: the context then refuses to start, naming the bean); it is called on the listener's
+ * own threads, by as many at once as {@link #concurrency()} says.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)

@@ -33,7 +33,7 @@ import java.lang.annotation.Target;
  *       thrown exception becomes the caller's error (retried only where the retry policy says so), and a
  *       request is dead-lettered after {@code mailbox.mailboxes.<name>.redrive.max-receive-count}
  *       deliveries (to {@code redrive.dead-letter}, if set).</li>
- *   <li><b>Shutdown and coordinated mode</b> as for {@link MailboxListener}.</li>
+ *   <li><b>Shutdown, coordinated mode and the bean it is on</b> as for {@link MailboxListener}.</li>
  * </ul>
  */
 @Target(ElementType.METHOD)

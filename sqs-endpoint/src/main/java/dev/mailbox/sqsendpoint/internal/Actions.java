@@ -26,6 +26,27 @@ final class Actions {
     /** Actions SQS has that this endpoint does not serve. */
     private static final Set<String> UNSUPPORTED = Set.of("AddPermission", "RemovePermission", "StartMessageMoveTask",
             "CancelMessageMoveTask", "ListMessageMoveTasks");
+    /** The actions {@link #run} serves. */
+    private static final Set<String> SERVED = Set.of("CreateQueue", "GetQueueUrl", "ListQueues", "DeleteQueue",
+            "GetQueueAttributes", "SetQueueAttributes", "PurgeQueue", "TagQueue", "UntagQueue", "ListQueueTags",
+            "ListDeadLetterSourceQueues", "SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessage",
+            "DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch");
+
+    /**
+     * Refuses an action this endpoint does not serve, as SQS does (InvalidAction, or UnsupportedOperation for one of
+     * SQS's it leaves out), before the authorizer is asked: an authenticated caller is told that the action does not
+     * exist rather than that it may not perform it.
+     *
+     * @throws SqsError for any action but those served
+     */
+    static void requireServed(String action) {
+        if (!SERVED.contains(action)) {
+            throw UNSUPPORTED.contains(action)
+                    ? new SqsError(ErrorCode.UNSUPPORTED_OPERATION, action + " is not supported by this endpoint.")
+                    : new SqsError(ErrorCode.INVALID_ACTION, "The action " + action + " is not valid for this"
+                    + " endpoint.");
+        }
+    }
     private static final int MAX_TAGS = 50;
     private static final int MAX_LIST = 1000;
 
@@ -72,10 +93,10 @@ final class Actions {
             case "DeleteMessageBatch" -> messages.deleteBatch(request);
             case "ChangeMessageVisibility" -> messages.changeVisibility(request);
             case "ChangeMessageVisibilityBatch" -> messages.changeVisibilityBatch(request);
-            default -> throw UNSUPPORTED.contains(action)
-                    ? new SqsError(ErrorCode.UNSUPPORTED_OPERATION, action + " is not supported by this endpoint.")
-                    : new SqsError(ErrorCode.INVALID_ACTION, "The action " + action + " is not valid for this"
-                    + " endpoint.");
+            default -> {
+                requireServed(action);
+                throw new IllegalStateException("action " + action + " is served but has no case");
+            }
         };
     }
 

@@ -33,10 +33,11 @@ final class Context {
     }
 
     /**
-     * One request: its parameters, the base of the URLs it is answered with, the queue its path names and the
-     * principal it is made by (whose rights the directory's mailboxes act with).
+     * One request: its parameters, the base of the URLs it is answered with, the queue its path names, the
+     * principal it is made by (whose rights the directory's mailboxes act with), and whether a receive may wait
+     * (long-poll) or must answer with what is there now.
      */
-    record Request(Params params, String baseUrl, @Nullable String pathQueue, String principal) {
+    record Request(Params params, String baseUrl, @Nullable String pathQueue, String principal, boolean mayWait) {
     }
 
     String url(Request request, String queue) {

@@ -29,6 +29,7 @@ enum ErrorCode {
     MISSING_ACTION("MissingAction", Shape.SQS + "MissingAction", 400),
     SERIALIZATION("SerializationException", Shape.CORAL + "SerializationException", 400),
     REQUEST_TOO_LARGE("RequestEntityTooLarge", Shape.CORAL + "RequestEntityTooLargeException", 413),
+    REQUEST_TIMEOUT("RequestTimeout", Shape.CORAL + "RequestTimeoutException", 408),
     INVALID_CLIENT_TOKEN_ID("InvalidClientTokenId", Shape.CORAL + "UnrecognizedClientException", 403),
     SIGNATURE_DOES_NOT_MATCH("SignatureDoesNotMatch", Shape.CORAL + "InvalidSignatureException", 403),
     INCOMPLETE_SIGNATURE("IncompleteSignature", Shape.CORAL + "IncompleteSignatureException", 400),

@@ -19,9 +19,13 @@ final class JsonWire implements Wire {
     private static final String TARGET_PREFIX = "AmazonSQS.";
 
     private final ObjectMapper json;
+    /** Reads one JSON value and nothing after it: {@code {...} 5} is not a request. */
+    private final com.fasterxml.jackson.databind.ObjectReader reader;
 
     JsonWire(ObjectMapper json) {
         this.json = json;
+        this.reader = json.readerFor(JsonNode.class)
+                .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     }
 
     @Override
@@ -33,14 +37,14 @@ final class JsonWire implements Wire {
         }
         JsonNode params;
         try {
-            params = request.body().length == 0 ? json.createObjectNode() : json.readTree(request.body());
+            params = request.body().length == 0 ? json.createObjectNode() : reader.readValue(request.body());
         } catch (IOException e) {
-            throw new SqsError(ErrorCode.SERIALIZATION, "The request body is not valid JSON.");
+            throw new SqsError(ErrorCode.SERIALIZATION, "The request body is not one valid JSON object.");
         }
         if (params == null || !params.isObject()) {
             throw new SqsError(ErrorCode.SERIALIZATION, "The request body must be a JSON object.");
         }
-        return new Call(target.substring(TARGET_PREFIX.length()), new Params(params));
+        return new Call(target.substring(TARGET_PREFIX.length()), new Params(params, true));
     }
 
     @Override

@@ -68,9 +68,12 @@ final class Messages {
             // as SQS counts a message's size: its body and its attributes' names, types and values
             total += Outgoing.sizeForBatchLimit(e);
         }
-        if (total > Limits.MAX_MESSAGE_BYTES) {
+        // SQS counts the batch as one payload: its total is held to the queue's MaximumMessageSize, the limit of
+        // a single message, so a batch is never a way around it
+        int limit = Math.min(queue.maximumMessageSize(), Limits.MAX_MESSAGE_BYTES);
+        if (total > limit) {
             throw new SqsError(ErrorCode.BATCH_REQUEST_TOO_LONG, "Batch requests cannot be longer than "
-                    + Limits.MAX_MESSAGE_BYTES + " bytes. You have sent " + total + " bytes.");
+                    + limit + " bytes. You have sent " + total + " bytes.");
         }
         Batch batch = new Batch(context);
         // entries with the same delay and attributes go to the mailbox as one batch
@@ -164,7 +167,10 @@ final class Messages {
         // a delivery that is visible again at once could not be moved to a dead-letter queue or expired (its handle
         // would be stale before it is used), so such receives hold messages for a second and let them go after
         Duration held = Duration.ofSeconds(Math.max(1, visibilitySeconds));
-        long deadline = System.nanoTime() + Duration.ofSeconds(wait != null ? wait : queue.receiveWaitSeconds()).toNanos();
+        // a receive the endpoint could not park (it already has as many waiting as it allows) answers with what is
+        // there now, as a short poll does, rather than waiting in line for a thread
+        int waitSeconds = !request.mayWait() ? 0 : wait != null ? wait : queue.receiveWaitSeconds();
+        long deadline = System.nanoTime() + Duration.ofSeconds(waitSeconds).toNanos();
         List<Message<byte[]>> kept = new ArrayList<>();
         for (int round = 0; round < MAX_ROUNDS && kept.isEmpty(); round++) {
             long left = Math.max(0, deadline - System.nanoTime());

@@ -1,7 +1,6 @@
 package dev.mailbox.sqsendpoint.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,16 +10,27 @@ import org.jspecify.annotations.Nullable;
 /**
  * A request's parameters in the JSON protocol's shape, whichever protocol they came in (the query protocol's
  * flattened names are turned into this shape by {@link QueryWire}), with typed reads that refuse a bad value as
- * SQS does. Numbers may be JSON numbers or text (the query protocol has only text).
+ * SQS does. Numbers may be JSON numbers or text (the query protocol has only text); from the JSON protocol, a
+ * text parameter must be a JSON string, and a value of the wrong JSON type is a SerializationException, as SQS's
+ * JSON front end answers it.
  */
 final class Params {
 
-    private static final Params EMPTY = new Params(JsonNodeFactory.instance.objectNode());
-
     private final JsonNode node;
+    private final boolean json;
 
-    Params(JsonNode node) {
+    /**
+     * @param node the parameters
+     * @param json whether they came as JSON (typed) rather than as the query protocol's text
+     */
+    Params(JsonNode node, boolean json) {
         this.node = node;
+        this.json = json;
+    }
+
+    private SqsError wrongType(String name, String expected) {
+        String message = "Value for parameter " + name + " is invalid. Reason: must be " + expected + ".";
+        return json ? new SqsError(ErrorCode.SERIALIZATION, message) : SqsError.invalidParameter(message);
     }
 
     /** @return the parameter as text, or null if absent (JSON null counts as absent) */
@@ -29,8 +39,20 @@ final class Params {
         if (v == null || v.isNull()) {
             return null;
         }
-        if (!v.isValueNode()) {
-            throw SqsError.invalidParameter("Value for parameter " + name + " is invalid. Reason: must be a value.");
+        if (!v.isValueNode() || (json && !v.isTextual())) {
+            throw wrongType(name, "a string");
+        }
+        return v.asText();
+    }
+
+    /** @return the parameter as the text of a number (a JSON number or string), or null if absent */
+    private @Nullable String number(String name) {
+        JsonNode v = node.get(name);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isValueNode() || (json && !v.isTextual() && !v.isIntegralNumber())) {
+            throw wrongType(name, "an integer");
         }
         return v.asText();
     }
@@ -49,7 +71,7 @@ final class Params {
      * @throws SqsError InvalidParameterValue, saying {@code reason}, when it is not such an integer
      */
     @Nullable Integer integer(String name, long min, long max, String reason) {
-        String v = text(name);
+        String v = number(name);
         if (v == null) {
             return null;
         }
@@ -74,16 +96,26 @@ final class Params {
             return out;
         }
         if (!v.isArray()) {
-            throw SqsError.invalidParameter("Value for parameter " + name + " is invalid. Reason: must be a list.");
+            throw wrongType(name, "a list");
         }
-        v.forEach(e -> out.add(e.asText()));
+        for (JsonNode e : v) {
+            if (!e.isValueNode() || (json && !e.isTextual())) {
+                throw wrongType(name, "a list of strings");
+            }
+            out.add(e.asText());
+        }
         return out;
     }
 
     /** @return the parameter as a map of texts, in the request's order, empty if absent */
     Map<String, String> stringMap(String name) {
         Map<String, String> out = new LinkedHashMap<>();
-        objects(name, true).forEach((k, v) -> out.put(k, v.node.asText()));
+        objects(name, true).forEach((k, v) -> {
+            if (json && !v.node.isTextual()) {
+                throw wrongType(name + "." + k, "a string");
+            }
+            out.put(k, v.node.asText());
+        });
         return out;
     }
 
@@ -100,9 +132,14 @@ final class Params {
             return out;
         }
         if (!v.isArray()) {
-            throw SqsError.invalidParameter("Value for parameter " + name + " is invalid. Reason: must be a list.");
+            throw wrongType(name, "a list");
         }
-        v.forEach(e -> out.add(e.isObject() ? new Params(e) : EMPTY));
+        for (JsonNode e : v) {
+            if (!e.isObject()) {
+                throw wrongType(name, "a list of structures");
+            }
+            out.add(new Params(e, json));
+        }
         return out;
     }
 
@@ -113,14 +150,13 @@ final class Params {
             return out;
         }
         if (!v.isObject()) {
-            throw SqsError.invalidParameter("Value for parameter " + name + " is invalid. Reason: must be a map.");
+            throw wrongType(name, "a map");
         }
         v.fields().forEachRemaining(e -> {
             if (values != e.getValue().isValueNode()) {
-                throw SqsError.invalidParameter("Value for parameter " + name + "." + e.getKey()
-                        + " is invalid. Reason: must be a " + (values ? "value" : "structure") + ".");
+                throw wrongType(name + "." + e.getKey(), values ? "a value" : "a structure");
             }
-            out.put(e.getKey(), new Params(e.getValue()));
+            out.put(e.getKey(), new Params(e.getValue(), json));
         });
         return out;
     }

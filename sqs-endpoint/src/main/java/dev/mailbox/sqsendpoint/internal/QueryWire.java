@@ -4,10 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -47,14 +45,14 @@ final class QueryWire implements Wire {
         String contentType = request.header("content-type");
         if (request.method().equals("POST") && (contentType == null
                 || contentType.toLowerCase(java.util.Locale.ROOT).startsWith("application/x-www-form-urlencoded"))) {
-            decodeForm(new String(request.body(), StandardCharsets.UTF_8), flat);
+            decodeForm(utf8(request.body(), "The request body is not valid UTF-8."), flat);
         }
         String action = flat.remove("Action");
         if (action == null || action.isEmpty()) {
             throw new SqsError(ErrorCode.MISSING_ACTION, "The request must contain the parameter Action.");
         }
         flat.remove("Version");
-        return new Call(action, new Params(tree(flat)));
+        return new Call(action, new Params(tree(flat), false));
     }
 
     @Override
@@ -97,14 +95,50 @@ final class QueryWire implements Wire {
                 continue;
             }
             int eq = pair.indexOf('=');
-            String key = eq < 0 ? pair : pair.substring(0, eq);
-            String value = eq < 0 ? "" : pair.substring(eq + 1);
-            try {
-                into.put(URLDecoder.decode(key, StandardCharsets.UTF_8), URLDecoder.decode(value, StandardCharsets.UTF_8));
-            } catch (IllegalArgumentException e) {
-                throw new SqsError(ErrorCode.INVALID_PARAMETER_VALUE, "The request's parameters are not validly"
-                        + " percent-encoded.");
+            String key = decode(eq < 0 ? pair : pair.substring(0, eq), null);
+            into.put(key, decode(eq < 0 ? "" : pair.substring(eq + 1), key));
+        }
+    }
+
+    /**
+     * Percent-decodes one name or value and reads the bytes as UTF-8, strictly: a value that is not UTF-8 is refused
+     * (naming its parameter), never stored with replacement characters in place of what was sent.
+     */
+    private static String decode(String encoded, @Nullable String parameter) {
+        if (encoded.indexOf('%') < 0 && encoded.indexOf('+') < 0) {
+            return encoded;
+        }
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream(encoded.length());
+        for (int i = 0; i < encoded.length(); i++) {
+            char c = encoded.charAt(i);
+            if (c == '+') {
+                bytes.write(' ');
+            } else if (c == '%') {
+                int hi = i + 2 < encoded.length() ? Character.digit(encoded.charAt(i + 1), 16) : -1;
+                int lo = i + 2 < encoded.length() ? Character.digit(encoded.charAt(i + 2), 16) : -1;
+                if (hi < 0 || lo < 0) {
+                    throw new SqsError(ErrorCode.INVALID_PARAMETER_VALUE, "The request's parameters are not validly"
+                            + " percent-encoded" + (parameter == null ? "." : " (parameter " + parameter + ")."));
+                }
+                bytes.write(hi << 4 | lo);
+                i += 2;
+            } else {
+                byte[] b = String.valueOf(c).getBytes(StandardCharsets.UTF_8);
+                bytes.write(b, 0, b.length);
             }
+        }
+        return utf8(bytes.toByteArray(), parameter == null ? "A parameter name is not valid UTF-8 once"
+                + " percent-decoded." : "The value of parameter " + parameter + " is not valid UTF-8 once"
+                + " percent-decoded.");
+    }
+
+    private static String utf8(byte[] bytes, String refusal) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+                    .decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw SqsError.invalidParameter(refusal);
         }
     }
 
@@ -134,10 +168,14 @@ final class QueryWire implements Wire {
             }
             at.put(path[path.length - 1], e.getValue());
         }
-        return (ObjectNode) shape(root);
+        return (ObjectNode) shape(root, "");
     }
 
-    private static JsonNode shape(JsonNode node) {
+    /** The largest index of a numbered member ({@code MessageAttribute.N}); SQS's lists are far shorter. */
+    static final int MAX_INDEX = 1000;
+    private static final java.util.regex.Pattern INDEX = java.util.regex.Pattern.compile("-?[0-9]+");
+
+    private static JsonNode shape(JsonNode node, String path) {
         if (!(node instanceof ObjectNode object)) {
             return node;
         }
@@ -146,51 +184,76 @@ final class QueryWire implements Wire {
         while (fields.hasNext()) {
             Map.Entry<String, JsonNode> f = fields.next();
             JsonNode value = f.getValue();
-            if (!isNumbered(value)) {
-                out.set(f.getKey(), shape(value));
+            String name = path + f.getKey();
+            if (!isNumbered(value, name)) {
+                out.set(f.getKey(), shape(value, name + "."));
                 continue;
             }
-            // ordered by number: the keys are digits, so sort them as numbers
+            // ordered by number; each index checked, so that no member is dropped for a number out of range
             TreeMap<Integer, JsonNode> items = new TreeMap<>();
-            value.fields().forEachRemaining(i -> items.put(Integer.parseInt(i.getKey()), shape(i.getValue())));
-            named(out, f.getKey(), items.values().stream().toList());
+            value.fields().forEachRemaining(i -> {
+                String index = i.getKey();
+                if (index.length() > 4 || Integer.parseInt(index) < 1 || Integer.parseInt(index) > MAX_INDEX) {
+                    throw SqsError.invalidParameter("Parameter " + name + "." + index + " is invalid: list members"
+                            + " are numbered from 1 to " + MAX_INDEX + ".");
+                }
+                items.put(Integer.parseInt(index), shape(i.getValue(), name + "." + index + "."));
+            });
+            named(out, f.getKey(), name, items);
         }
         return out;
     }
 
-    private static void named(ObjectNode out, String key, List<JsonNode> items) {
+    private static void named(ObjectNode out, String key, String name, TreeMap<Integer, JsonNode> items) {
         if (key.endsWith("BatchRequestEntry")) {
-            out.putArray("Entries").addAll(items);
+            out.putArray("Entries").addAll(items.values());
             return;
         }
-        JsonNode first = items.get(0);
+        JsonNode first = items.firstEntry().getValue();
         String pairKey = first.has("Name") ? "Name" : first.has("Key") ? "Key" : null;
-        if (pairKey != null && first.has("Value")) {
+        if (pairKey != null) {
+            // Name/Value (or Key/Value) pairs make a map: every member needs both, or it would be dropped
             ObjectNode map = out.putObject(key + "s");
-            for (JsonNode item : items) {
-                JsonNode k = item.get(pairKey);
-                if (k != null && item.get("Value") != null) {
-                    map.set(k.asText(), item.get("Value"));
+            for (Map.Entry<Integer, JsonNode> item : items.entrySet()) {
+                JsonNode k = item.getValue().get(pairKey);
+                JsonNode v = item.getValue().get("Value");
+                if (k == null || !k.isValueNode() || v == null) {
+                    throw SqsError.invalidParameter("Parameter " + name + "." + item.getKey() + " needs both "
+                            + name + "." + item.getKey() + "." + pairKey + " and " + name + "." + item.getKey()
+                            + ".Value.");
                 }
+                if (map.has(k.asText())) {
+                    throw SqsError.invalidParameter("Parameter " + name + "." + item.getKey() + "." + pairKey + " repeats"
+                            + " the " + pairKey.toLowerCase(java.util.Locale.ROOT) + " '" + k.asText() + "'.");
+                }
+                map.set(k.asText(), v);
             }
             return;
         }
         ArrayNode list = out.putArray(key + "s");
-        list.addAll(items);
+        list.addAll(items.values());
     }
 
-    private static boolean isNumbered(JsonNode node) {
+    /**
+     * @return whether the node's members are numbered ({@code A.1}, {@code A.2}); a node that mixes numbered and
+     *         named members is refused, since one kind would be dropped
+     */
+    private static boolean isNumbered(JsonNode node, String name) {
         if (!node.isObject() || node.isEmpty()) {
             return false;
         }
+        int numbered = 0;
         Iterator<String> names = node.fieldNames();
         while (names.hasNext()) {
-            String n = names.next();
-            if (n.isEmpty() || n.length() > 6 || !n.chars().allMatch(Character::isDigit)) {
-                return false;
+            if (INDEX.matcher(names.next()).matches()) {
+                numbered++;
             }
         }
-        return true;
+        if (numbered > 0 && numbered < node.size()) {
+            throw SqsError.invalidParameter("Parameter " + name + " mixes numbered members (" + name + ".N) with"
+                    + " named ones.");
+        }
+        return numbered > 0;
     }
 
     // ---- results out

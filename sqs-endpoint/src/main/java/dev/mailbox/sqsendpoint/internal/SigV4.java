@@ -49,21 +49,39 @@ final class SigV4 {
 
     private final AccessKeyStore keys;
     private final Clock clock;
+    /**
+     * Signing keys by key id, secret, date and region: deriving one takes four HMACs, and a key signs every request
+     * of its day and region (the SDKs cache them likewise). Bounded: cleared when it grows past what a few hundred
+     * keys in a few regions over two days make.
+     */
+    private final java.util.concurrent.ConcurrentHashMap<String, byte[]> signingKeys =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private static final int MAX_SIGNING_KEYS = 4096;
 
     SigV4(AccessKeyStore keys, Clock clock) {
         this.keys = keys;
         this.clock = clock;
     }
 
+    /** What the headers of a request say about its signature, checked before its body is read. */
+    record Checked(AccessKey key, String amzDate, String date, String region, List<String> signedHeaders,
+                   String signature) {
+    }
+
     /**
-     * @param request the request as received
-     * @return the key the request was signed with
+     * Checks everything of a request's signature that its headers hold, so that a request that cannot be
+     * authentic is refused before its body is read: an {@code Authorization} header of the right shape, a known
+     * access key, a credential scope for SQS whose date is the request's, a time within 15 minutes of this clock,
+     * and every signed header present. Only the signature itself, which covers the body, is left.
+     *
+     * @param head the request; its body is not looked at
+     * @return what {@link #verify(Checked, RawRequest)} needs
      * @throws SqsError refusing the request as SQS does
      */
-    AccessKey verify(RawRequest request) {
-        String authorization = request.header("authorization");
+    Checked check(RawRequest head) {
+        String authorization = head.header("authorization");
         if (authorization == null) {
-            if (request.rawQuery() != null && request.rawQuery().contains("X-Amz-Signature=")) {
+            if (head.rawQuery() != null && head.rawQuery().contains("X-Amz-Signature=")) {
                 throw new SqsError(ErrorCode.MISSING_AUTHENTICATION_TOKEN, "Presigned URLs (query-string"
                         + " authentication) are not accepted by this endpoint; sign requests with an Authorization"
                         + " header.");
@@ -73,7 +91,7 @@ final class SigV4 {
         Authorization auth = Authorization.parse(authorization);
         AccessKey key = keys.find(auth.accessKeyId()).orElseThrow(() -> new SqsError(ErrorCode.INVALID_CLIENT_TOKEN_ID,
                 "The security token included in the request is invalid."));
-        String amzDate = amzDate(request);
+        String amzDate = amzDate(head);
         if (!amzDate.startsWith(auth.date())) {
             throw new SqsError(ErrorCode.SIGNATURE_DOES_NOT_MATCH, "Date in Credential scope does not match YYYYMMDD"
                     + " from ISO-8601 version of date from HTTP: '" + auth.date() + "' != '" + amzDate.substring(0, 8)
@@ -83,16 +101,40 @@ final class SigV4 {
         if (!auth.signedHeaders().contains("host")) {
             throw new SqsError(ErrorCode.SIGNATURE_DOES_NOT_MATCH, "'Host' must be a signed header.");
         }
-        String canonical = canonicalRequest(request, auth.signedHeaders());
-        String scope = auth.date() + "/" + auth.region() + "/" + SERVICE + "/aws4_request";
-        String stringToSign = ALGORITHM + "\n" + amzDate + "\n" + scope + "\n" + hex(sha256(utf8(canonical)));
-        byte[] signingKey = hmac(hmac(hmac(hmac(utf8("AWS4" + key.secretKey()), auth.date()), auth.region()),
-                SERVICE), "aws4_request");
+        for (String h : auth.signedHeaders()) {
+            if (head.header(h) == null) {
+                throw new SqsError(ErrorCode.SIGNATURE_DOES_NOT_MATCH, "The request names '" + h + "' as a signed"
+                        + " header but does not have it.");
+            }
+        }
+        return new Checked(key, amzDate, auth.date(), auth.region(), auth.signedHeaders(), auth.signature());
+    }
+
+    /**
+     * @param request the request as received
+     * @return the key the request was signed with
+     * @throws SqsError refusing the request as SQS does
+     */
+    AccessKey verify(RawRequest request) {
+        return verify(check(request), request);
+    }
+
+    /**
+     * @param checked what {@link #check} found in the request's headers
+     * @param request the request with its body
+     * @return the key the request was signed with
+     * @throws SqsError SignatureDoesNotMatch unless the signature covers exactly this request
+     */
+    AccessKey verify(Checked checked, RawRequest request) {
+        String canonical = canonicalRequest(request, checked.signedHeaders());
+        String scope = checked.date() + "/" + checked.region() + "/" + SERVICE + "/aws4_request";
+        String stringToSign = ALGORITHM + "\n" + checked.amzDate() + "\n" + scope + "\n" + hex(sha256(utf8(canonical)));
+        byte[] signingKey = signingKey(checked.key(), checked.date(), checked.region());
         byte[] expected = utf8(hex(hmac(signingKey, stringToSign)));
-        if (!MessageDigest.isEqual(expected, utf8(auth.signature()))) {
+        if (!MessageDigest.isEqual(expected, utf8(checked.signature()))) {
             throw new SqsError(ErrorCode.SIGNATURE_DOES_NOT_MATCH, MISMATCH);
         }
-        return key;
+        return checked.key();
     }
 
     private static String amzDate(RawRequest request) {
@@ -148,6 +190,21 @@ final class SigV4 {
         c.append('\n').append(String.join(";", signedHeaders)).append('\n');
         c.append(hex(sha256(request.body())));
         return c.toString();
+    }
+
+    private byte[] signingKey(AccessKey key, String date, String region) {
+        // the secret is part of the entry's name, so a key whose secret changes never finds the old one's
+        String name = key.accessKeyId() + "\n" + key.secretKey() + "\n" + date + "\n" + region;
+        byte[] cached = signingKeys.get(name);
+        if (cached != null) {
+            return cached;
+        }
+        byte[] derived = hmac(hmac(hmac(hmac(utf8("AWS4" + key.secretKey()), date), region), SERVICE), "aws4_request");
+        if (signingKeys.size() >= MAX_SIGNING_KEYS) {
+            signingKeys.clear();
+        }
+        signingKeys.put(name, derived);
+        return derived;
     }
 
     /** The path with dot segments removed, each segment encoded (again: it arrived encoded once). */

@@ -97,6 +97,10 @@ final class ControlPlaneCalls implements AutoCloseable {
         return callTimeout;
     }
 
+    int maxAttempts() {
+        return maxAttempts;
+    }
+
     ScheduledThreadPoolExecutor scheduler() {
         return scheduler;
     }
@@ -438,6 +442,11 @@ final class ControlPlaneCalls implements AutoCloseable {
         };
         String message = status.getDescription() != null ? status.getDescription() : status.getCode().toString();
         if (reason == CoordinationException.Reason.UNAVAILABLE && index >= 0) {
+            // the channel may be waiting out gRPC's reconnect backoff (growing to 2 min while its coordinator is
+            // down) and failing every call at once meanwhile: whatever comes next (a retry, the routing table's
+            // next watch, the caller's next call) finds it dialling again, not waiting on a timer. A client of a
+            // single coordinator has no leader search to do this for it (issue 30, finding 8)
+            channels.get(index).resetConnectBackoff();
             message = "coordinator " + endpoints.get(index) + ": " + status.getCode() + ": " + message;
         } else if (reason == CoordinationException.Reason.UNAUTHENTICATED
                 || reason == CoordinationException.Reason.PERMISSION_DENIED) {

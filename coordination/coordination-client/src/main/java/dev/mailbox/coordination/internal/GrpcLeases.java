@@ -79,7 +79,7 @@ final class GrpcLeases implements Leases {
         require(CoordinationLimits.leaseRefProblem(lease.mailboxId(), lease.leaseId(), lease.epoch()));
         RenewLeaseRequest r = RenewLeaseRequest.newBuilder().setMailboxId(lease.mailboxId()).setLeaseId(lease.leaseId())
                 .setEpoch(lease.epoch()).build();
-        PendingRenewal p = new PendingRenewal(r, lease.ttlMillis(), new CompletableFuture<>());
+        PendingRenewal p = new PendingRenewal(r, lease, new CompletableFuture<>());
         List<PendingRenewal> batch = null;
         synchronized (renewals) {
             renewals.add(p);
@@ -95,7 +95,10 @@ final class GrpcLeases implements Leases {
     }
 
     /** A renewal waiting for its batch. */
-    private record PendingRenewal(RenewLeaseRequest request, long ttlMillis, CompletableFuture<Lease> result) {
+    private record PendingRenewal(RenewLeaseRequest request, Lease lease, CompletableFuture<Lease> result) {
+        long ttlMillis() {
+            return lease.ttlMillis();
+        }
     }
 
     /** Holds the renewals lock. */
@@ -119,19 +122,21 @@ final class GrpcLeases implements Leases {
         long attemptMillis = Math.min(calls.callTimeout().toMillis(),
                 Math.max(100, batch.stream().mapToLong(PendingRenewal::ttlMillis).min().orElse(0) / 3));
         calls.call(s -> s.renewLeases(request), attemptMillis).whenComplete((reply, e) -> {
-            if (e != null) {
-                CoordinationException failure = CoordinationException.of(e);
-                batch.forEach(p -> p.result().completeExceptionally(failure));
-            } else {
-                for (int i = 0; i < batch.size(); i++) {
-                    RenewResult r = reply.getResults(i);
-                    if ("OK".equals(r.getCode())) {
-                        batch.get(i).result().complete(Protos.fromProto(r.getLease()));
-                    } else {
-                        batch.get(i).result().completeExceptionally(new CoordinationException(
-                                CoordinationException.Reason.valueOf(r.getCode()), r.getMessage(), null));
+            try {
+                if (e != null) {
+                    CoordinationException failure = CoordinationException.of(e);
+                    batch.forEach(p -> p.result().completeExceptionally(failure));
+                } else {
+                    for (int i = 0; i < batch.size(); i++) {
+                        complete(batch.get(i), i < reply.getResultsCount() ? reply.getResults(i) : null);
                     }
                 }
+            } catch (RuntimeException unexpected) {
+                // whatever went wrong, every renewal of the batch is answered and the pipeline goes on: a renewal
+                // left hanging here would hold its keeper, and a call slot never given back would stop them all
+                CoordinationException failure = new CoordinationException(CoordinationException.Reason.INTERNAL,
+                        "the renewals' answer could not be read: " + unexpected, unexpected);
+                batch.forEach(p -> p.result().completeExceptionally(failure));
             }
             List<PendingRenewal> next;
             synchronized (renewals) {
@@ -146,6 +151,32 @@ final class GrpcLeases implements Leases {
                 sendRenewals(next);
             }
         });
+    }
+
+    /**
+     * Answers one renewal of a batch from its result. A coordinator of a newer version may send a lease state or a
+     * code this client does not know: an OK renewal is then the renewal of the lease as the caller holds it (the
+     * coordinator accepted its id and epoch), and an unknown code a refusal that says what it was; neither may
+     * break the other renewals of the batch (issue 30, finding 8).
+     */
+    private static void complete(PendingRenewal p, @org.jspecify.annotations.Nullable RenewResult r) {
+        if (r == null) {
+            p.result().completeExceptionally(new CoordinationException(CoordinationException.Reason.INTERNAL,
+                    "the coordinator answered fewer renewals than the batch held", null));
+        } else if ("OK".equals(r.getCode())) {
+            p.result().complete(Protos.isKnownState(r.getLease().getStateValue()) ? Protos.fromProto(r.getLease())
+                    : p.lease());
+        } else {
+            CoordinationException.Reason reason;
+            try {
+                reason = CoordinationException.Reason.valueOf(r.getCode());
+            } catch (IllegalArgumentException unknown) {
+                reason = CoordinationException.Reason.INTERNAL;
+            }
+            String message = reason == CoordinationException.Reason.INTERNAL && !"INTERNAL".equals(r.getCode())
+                    ? r.getCode() + ": " + r.getMessage() : r.getMessage();
+            p.result().completeExceptionally(new CoordinationException(reason, message, null));
+        }
     }
 
     @Override

@@ -37,23 +37,32 @@ final class GrpcRoutes implements Routes {
         if (fromRevision < 0) {
             throw new IllegalArgumentException("fromRevision must be 0 or more, was " + fromRevision);
         }
+        if (calls.scheduler().isShutdown()) {
+            throw new IllegalStateException("this coordination client is closed: it watches no routes");
+        }
         ManagedChannel channel = calls.currentChannel();
         Stream stream = new Stream(channel, watcher);
         try {
             ControlPlaneGrpc.newStub(channel).watchRoutes(WatchRoutesRequest.newBuilder().setFromRevision(fromRevision)
-                    .build(), stream);
+                    .setSnapshotInParts(true).build(), stream);
         } catch (RuntimeException e) {
             stream.onError(e);
         }
         return stream;
     }
 
-    /** One watch: relays events until it ends or is closed. */
+    /**
+     * One watch: relays events until it ends or is closed. A snapshot comes in parts (each a bounded size, so
+     * neither side holds a table's worth in one message); they are put together here and handed on whole.
+     */
     private final class Stream implements ClientResponseObserver<WatchRoutesRequest, RouteEvent>, Watch {
         private final ManagedChannel channel;
         private final RouteWatcher watcher;
         private final AtomicBoolean done = new AtomicBoolean();
         private volatile @Nullable ClientCallStreamObserver<WatchRoutesRequest> call;
+        /** The parts of a snapshot received so far, by mailbox id; called on the stream's thread only. */
+        private java.util.@Nullable LinkedHashMap<String, dev.mailbox.coordination.Route> parts;
+        private long partsRevision;
 
         Stream(ManagedChannel channel, RouteWatcher watcher) {
             this.channel = channel;
@@ -71,7 +80,19 @@ final class GrpcRoutes implements Routes {
                 return;
             }
             if (e.getSnapshot()) {
-                watcher.snapshot(e.getRevision(), e.getRoutesList().stream().map(Protos::fromProto).toList());
+                if (parts == null || partsRevision != e.getRevision()) {
+                    parts = new java.util.LinkedHashMap<>(); // a new snapshot (the table was replaced meanwhile)
+                    partsRevision = e.getRevision();
+                }
+                for (dev.mailbox.coordination.proto.Route r : e.getRoutesList()) {
+                    dev.mailbox.coordination.Route route = Protos.fromProto(r);
+                    parts.put(route.mailboxId(), route);
+                }
+                if (!e.getMore()) {
+                    java.util.List<dev.mailbox.coordination.Route> all = java.util.List.copyOf(parts.values());
+                    parts = null;
+                    watcher.snapshot(e.getRevision(), all);
+                }
             } else {
                 watcher.change(e.getRevision(), e.getRoutesList().stream().map(Protos::fromProto).toList(),
                         e.getRemovedList());

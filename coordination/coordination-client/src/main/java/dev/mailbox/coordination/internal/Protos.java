@@ -30,8 +30,24 @@ public final class Protos {
      */
     public static Lease fromProto(dev.mailbox.coordination.proto.Lease p) {
         return new Lease(p.getLeaseId(), p.getMailboxId(), p.getRunnerId(), p.getNodeId(), p.getAddress(),
-                p.getPartition(), p.getEpoch(), LeaseState.values()[p.getStateValue() - 1], p.getTtlMillis(),
+                p.getPartition(), p.getEpoch(), state(p.getStateValue()), p.getTtlMillis(),
                 p.getGrantedAtMillis(), p.getEndedAtMillis());
+    }
+
+    /**
+     * @param value a lease state's number on the wire
+     * @return whether this version knows it
+     */
+    public static boolean isKnownState(int value) {
+        return value >= 1 && value <= LeaseState.values().length;
+    }
+
+    private static LeaseState state(int value) {
+        if (!isKnownState(value)) {
+            throw new IllegalArgumentException("lease state " + value + " is not one this version knows (it was "
+                    + "sent by a newer coordinator, or none was set)");
+        }
+        return LeaseState.values()[value - 1];
     }
 
     public static dev.mailbox.coordination.proto.NodeInfo toProto(dev.mailbox.coordination.NodeInfo n) {

@@ -215,6 +215,51 @@ public final class Tls {
         throw new IllegalArgumentException("the private key in " + file + " is neither RSA, EC nor EdDSA");
     }
 
+    /**
+     * Checks that a private key belongs to a certificate, by signing with the one and verifying with the other. A
+     * pair that does not match loads without complaint, and then every handshake fails: a server would start and
+     * refuse every client, a client would retry for ever (issue 30, finding 7).
+     *
+     * @throws IllegalArgumentException naming both files, if they do not belong together
+     */
+    static void requireMatch(PrivateKey key, X509Certificate certificate, Path certificateFile, Path keyFile) {
+        java.security.PublicKey expected = certificate.getPublicKey();
+        String mismatch = "the private key " + keyFile + " does not belong to the certificate " + certificateFile
+                + " (" + certificate.getSubjectX500Principal().getName() + "): every TLS handshake would fail. Give "
+                + "the key the certificate was issued for";
+        if (!key.getAlgorithm().equals(expected.getAlgorithm())
+                && !(isEdDsa(key.getAlgorithm()) && isEdDsa(expected.getAlgorithm()))) {
+            throw new IllegalArgumentException(mismatch + " (the key is " + key.getAlgorithm() + ", the certificate's "
+                    + expected.getAlgorithm() + ")");
+        }
+        String algorithm = switch (key.getAlgorithm()) {
+            case "RSA" -> "SHA256withRSA";
+            case "EC" -> "SHA256withECDSA";
+            default -> key.getAlgorithm(); // Ed25519, Ed448, EdDSA: the key names its own signature
+        };
+        byte[] probe = "mailbox key check".getBytes(StandardCharsets.US_ASCII);
+        boolean matches;
+        try {
+            java.security.Signature signer = java.security.Signature.getInstance(algorithm);
+            signer.initSign(key);
+            signer.update(probe);
+            byte[] signature = signer.sign();
+            java.security.Signature verifier = java.security.Signature.getInstance(algorithm);
+            verifier.initVerify(expected);
+            verifier.update(probe);
+            matches = verifier.verify(signature);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalArgumentException(mismatch + " (" + e.getMessage() + ")", e);
+        }
+        if (!matches) {
+            throw new IllegalArgumentException(mismatch);
+        }
+    }
+
+    private static boolean isEdDsa(String algorithm) {
+        return algorithm.equals("EdDSA") || algorithm.equals("Ed25519") || algorithm.equals("Ed448");
+    }
+
     /** The state of one file: reload when it changes. */
     private static final class Watched {
         private final Path file;
@@ -257,10 +302,12 @@ public final class Tls {
 
         private static X509ExtendedKeyManager load(Path certificate, Path key) {
             try {
+                PrivateKey privateKey = privateKey(key);
+                List<X509Certificate> chain = certificates(certificate);
+                requireMatch(privateKey, chain.get(0), certificate, key);
                 KeyStore store = KeyStore.getInstance("PKCS12");
                 store.load(null, null);
-                store.setKeyEntry("key", privateKey(key), new char[0],
-                        certificates(certificate).toArray(new Certificate[0]));
+                store.setKeyEntry("key", privateKey, new char[0], chain.toArray(new Certificate[0]));
                 KeyManagerFactory f = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
                 f.init(store, new char[0]);
                 return (X509ExtendedKeyManager) f.getKeyManagers()[0];

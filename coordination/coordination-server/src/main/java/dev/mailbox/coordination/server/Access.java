@@ -116,6 +116,52 @@ public final class Access {
     }
 
     /**
+     * These rules as the web console applies them ({@link dev.mailbox.console.Console}): the browser's user presents
+     * a bearer token of the tokens file, and each read and action is checked as the planes check theirs: reads need
+     * READ (or the lease rights a runner reads with) in the namespace, a mailbox's counts COUNT, a peek RECEIVE, a
+     * purge PURGE, a redrive RECEIVE on the dead-letter mailbox and SEND on the destination. Refusals and actions go
+     * to the same audit trail. A browser cannot present a client certificate to the console, so a principal known
+     * only by its certificate needs a token to use it.
+     *
+     * @return the console's access
+     */
+    public dev.mailbox.console.ConsoleAccess forConsole() {
+        return new dev.mailbox.console.ConsoleAccess() {
+            @Override
+            public boolean enforced() {
+                return true;
+            }
+
+            @Override
+            public @Nullable String principalOfToken(String bearerToken) {
+                return policy.principalOfToken(Objects.requireNonNull(bearerToken, "bearerToken"));
+            }
+
+            @Override
+            public boolean allows(String principal, Right right, String namespace) {
+                return switch (right) {
+                    case READ -> policy.allows(principal, AccessPolicy.Permission.READ, namespace)
+                            || policy.allows(principal, AccessPolicy.Permission.LEASE, namespace);
+                    case COUNT -> policy.allows(principal, AccessPolicy.Permission.COUNT, namespace);
+                    case RECEIVE -> policy.allows(principal, AccessPolicy.Permission.RECEIVE, namespace);
+                    case SEND -> policy.allows(principal, AccessPolicy.Permission.SEND, namespace);
+                    case PURGE -> policy.allows(principal, AccessPolicy.Permission.PURGE, namespace);
+                };
+            }
+
+            @Override
+            public void audited(String principal, String action, String target, String outcome) {
+                dev.mailbox.coordination.server.internal.Audit.action(principal, action, target, outcome);
+            }
+
+            @Override
+            public void refused(String principal, String action, String target, String reason) {
+                dev.mailbox.coordination.server.internal.Audit.refused(principal, action, target, reason);
+            }
+        };
+    }
+
+    /**
      * Writes the audit line of a refused call, in the form of the gRPC planes' own refusals, on the
      * {@code dev.mailbox.audit} logger.
      *

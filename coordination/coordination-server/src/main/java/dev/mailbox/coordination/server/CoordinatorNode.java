@@ -15,6 +15,7 @@ import dev.mailbox.coordination.server.internal.LeaseStateMachine;
 import dev.mailbox.coordination.server.internal.LeaseTable;
 import dev.mailbox.coordination.server.internal.Membership;
 import dev.mailbox.coordination.server.internal.Meters;
+import dev.mailbox.coordination.server.internal.PrivateFiles;
 import dev.mailbox.coordination.server.internal.RaftEvents;
 import dev.mailbox.coordination.server.internal.RaftGateway;
 import dev.mailbox.coordination.server.internal.RouteHub;
@@ -86,13 +87,26 @@ public final class CoordinatorNode implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(CoordinatorNode.class);
     private static final long SWEEP_MILLIS = 50;
+    /** The largest control-plane request: a chunk of a backup being imported, with room for its envelope. */
+    static final int MAX_REQUEST_BYTES = CoordinationLimits.MAX_IMPORT_CHUNK_BYTES + (1 << 20);
+    /** What one batch of entries to a follower, and the log's write buffer, may hold: the largest entry, and more. */
+    static final int RAFT_BATCH_BYTES = 4 << 20;
+    /** How much of closed log files' entries a node keeps in memory (besides the open file's). */
+    static final long LOG_CACHE_BYTES = 16L << 20;
+    /** How much waits for the log, and how much for the leader, before more is refused. */
+    static final long PENDING_BYTES = 16L << 20;
+    /** About a second: how often the data dir's permissions are tightened again. */
+    private static final int TIGHTEN_EVERY_SWEEPS = 20;
     /** Room Ratis takes at once for a log segment (its default, said here so the probe below matches it). */
     private static final int LOG_PREALLOCATION_BYTES = 256 << 10;
     /** How much a data dir must take before a node whose log failed tries its Raft server again. */
     private static final int SPACE_PROBE_BYTES = LOG_PREALLOCATION_BYTES + (1 << 20);
     private static final long PROBE_MILLIS = 1_000;
-    /** The default size of a Raft log file (Ratis's own default). */
-    static final long DEFAULT_LOG_SEGMENT_BYTES = 32L << 20;
+    /**
+     * The default size of a Raft log file: 8 MiB (Ratis's own default is 32 MiB). The open file's entries stay in
+     * memory until it closes, so this is part of a node's memory bound (docs/operations-hardening.md, "Memory").
+     */
+    static final long DEFAULT_LOG_SEGMENT_BYTES = 8L << 20;
     /** The smallest log file size a node accepts. */
     static final long MIN_LOG_SEGMENT_BYTES = 4L << 10;
     /** The default shortest election timeout. */
@@ -145,16 +159,20 @@ public final class CoordinatorNode implements AutoCloseable {
         this.leadershipCheck = new dev.mailbox.coordination.server.internal.LeadershipCheck(
                 () -> raft == null ? null : raft.server(), group, parameters,
                 Math.max(b.electionTimeoutMax.toMillis(), 1_000));
+        // the whole replicated state is in there: the owner's alone (issue 30, finding 7)
+        PrivateFiles.directory(dataDir);
+        removeStaleExports(dataDir.resolve(EXPORTS_DIR));
         // a data dir that already holds this group is recovered (log + snapshot), never formatted
         boolean existing = Files.isRegularFile(dataDir.resolve(group.getGroupId().getUuid().toString())
                 .resolve("current").resolve("raft-meta"));
         RaftGroup bootstrap = existing ? group : emptyStart(b, dataDir);
         this.raft = startRaft(bootstrap, existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT);
+        PrivateFiles.tighten(raftDir()); // what Ratis created with the process's umask
         this.gateway = new RaftGateway(raft.server(), group, parameters);
         logTransition(); // the role it starts in, before an election could make it leader (the sweeper goes on)
         NettyServerBuilder cp = NettyServerBuilder.forAddress(b.controlPlane)
-                // room for an imported backup; every other request is far smaller
-                .maxInboundMessageSize(CoordinationLimits.MAX_EXPORTED_STATE_BYTES + (1 << 20));
+                // the largest request is one chunk of a backup being imported (backups travel in chunks)
+                .maxInboundMessageSize(MAX_REQUEST_BYTES);
         if (b.tls != null) {
             cp.sslContext(dev.mailbox.coordination.internal.Tls.serverContext(b.tls));
         }
@@ -199,6 +217,9 @@ public final class CoordinatorNode implements AutoCloseable {
             }
         });
         registerGauges();
+        if (rejoin) {
+            addSelfBack(b.peers.get(b.id));
+        }
     }
 
     private static RaftProperties properties(Builder b, Path dataDir) {
@@ -222,12 +243,24 @@ public final class CoordinatorNode implements AutoCloseable {
         // deletion (Ratis's default, 1,024, would keep the whole log of a cluster that snapshots more often)
         RaftServerConfigKeys.Log.setSegmentSizeMax(p, org.apache.ratis.util.SizeInBytes.valueOf(b.logSegmentBytes));
         RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(1_024, b.snapshotEvery));
-        // the largest entry is an imported backup: the leader must be able to send it to a follower in one
-        // piece, and Ratis wants its write buffer (a direct buffer per node) to hold what it sends
-        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p,
-                org.apache.ratis.util.SizeInBytes.valueOf(CoordinationLimits.MAX_EXPORTED_STATE_BYTES + (1 << 20)));
-        RaftServerConfigKeys.Log.setWriteBufferSize(p,
-                org.apache.ratis.util.SizeInBytes.valueOf(CoordinationLimits.MAX_EXPORTED_STATE_BYTES + (2 << 20)));
+        // memory, bounded by design rather than by the heap (docs/operations-hardening.md, "Memory"): the largest
+        // entry is a chunk of an imported backup (1 MiB); Ratis wants its write buffer (a direct buffer per node)
+        // and each batch it sends a follower to hold the largest entry
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, org.apache.ratis.util.SizeInBytes.valueOf(
+                RAFT_BATCH_BYTES));
+        RaftServerConfigKeys.Log.setWriteBufferSize(p, org.apache.ratis.util.SizeInBytes.valueOf(
+                RAFT_BATCH_BYTES + (1 << 10))); // Ratis wants it above the batch limit
+        // entries kept in memory: the open log file's, and at most this much of closed ones (Ratis's default,
+        // 200 MB, was most of a small heap)
+        RaftServerConfigKeys.Log.setSegmentCacheSizeMax(p, org.apache.ratis.util.SizeInBytes.valueOf(
+                LOG_CACHE_BYTES));
+        // writes waiting for the log, and requests waiting for the leader: beyond these, Ratis refuses more (the
+        // caller retries) instead of queueing them in memory
+        RaftServerConfigKeys.Log.setQueueByteLimit(p, org.apache.ratis.util.SizeInBytes.valueOf(PENDING_BYTES));
+        RaftServerConfigKeys.Write.setByteLimit(p, org.apache.ratis.util.SizeInBytes.valueOf(PENDING_BYTES));
+        // a snapshot sent to a follower travels in pieces of this size (Ratis's default: 16 MB each)
+        RaftServerConfigKeys.Log.Appender.setSnapshotChunkSizeMax(p, org.apache.ratis.util.SizeInBytes.valueOf(
+                CoordinationLimits.MAX_IMPORT_CHUNK_BYTES));
         // plain read-only requests are linearizable (read index); renewals and leader reads ask for less
         RaftServerConfigKeys.Read.setOption(p, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
         // ...and the leader answers them from its own state while its lease (a fraction of the shortest
@@ -258,10 +291,39 @@ public final class CoordinatorNode implements AutoCloseable {
             server.start();
         } catch (IOException | RuntimeException e) {
             server.close();
+            IOException named = logProblem(e);
+            if (named != null) {
+                throw named;
+            }
             throw e;
         }
         return new Raft(server, stateMachine);
     }
+
+    /**
+     * When Ratis could not load the log, which segment is damaged and what to do: Ratis says only "Failed to
+     * initRaftLog" (issue 30, finding 7). Null for any other failure.
+     */
+    private @Nullable IOException logProblem(Exception e) {
+        boolean logFailed = false;
+        for (Throwable t = e; t != null && !logFailed; t = t.getCause() == t ? null : t.getCause()) {
+            logFailed = String.valueOf(t.getMessage()).contains("initRaftLog")
+                    || t instanceof org.apache.ratis.protocol.exceptions.ChecksumException;
+        }
+        if (!logFailed) {
+            return null;
+        }
+        Path logDir = dataDir.resolve(group.getGroupId().getUuid().toString()).resolve("current");
+        org.apache.ratis.server.raftlog.segmented.MailboxSegmentCheck.Damage damage =
+                org.apache.ratis.server.raftlog.segmented.MailboxSegmentCheck.firstDamaged(logDir, MAX_ENTRY_BYTES);
+        String what = damage != null
+                ? "Raft log segment " + damage.file() + " is damaged (" + damage.why() + ")"
+                : "the Raft log in " + logDir + " cannot be read (" + rootMessage(e) + ")";
+        return new IOException(what + LeaseStateMachine.RECOVERY, e);
+    }
+
+    /** The largest log entry a coordinator has written: an imported backup's (format 3 to 6), with room. */
+    private static final long MAX_ENTRY_BYTES = 64L << 20;
 
     /**
      * Decides how a node with an empty data dir starts. A new cluster's first start bootstraps it with the
@@ -280,14 +342,31 @@ public final class CoordinatorNode implements AutoCloseable {
                         + "with the existing cluster state and add this node (mailboxctl cluster add-member "
                         + b.id + "=" + address(b.peers.get(b.id)) + ")");
             }
+            if (view.isPresent() && view.get().members().contains(b.id) && view.get().heardFromSelf()) {
+                // a member that never ran has reported nothing (peers started a moment earlier, as when a new
+                // cluster's members start one after another); one the cluster has heard from has lost its data
+                throw new IOException("coordinator " + b.id + " has an empty data dir " + dataDir + " and is told to "
+                        + "start a new cluster, but " + view.get().from() + " reports that cluster '" + b.cluster
+                        + "' exists with this node as a member that has taken part (it acknowledged entries up to "
+                        + view.get().selfCommitted() + "; commit index " + view.get().committed() + "): its data was "
+                        + "lost, and it must not vote as if it had none. If that is so, start it with the initial "
+                        + "cluster state replace (mailboxctl coordinator start --initial-cluster-state replace): it has "
+                        + "the cluster remove it, starts empty and has itself added back, and the leader copies it the "
+                        + "state. Or by hand: mailboxctl cluster remove-member " + b.id + ", start it with the existing "
+                        + "cluster state, then mailboxctl cluster add-member " + b.id + "=" + address(b.peers.get(b.id))
+                        + " (see docs/operations-hardening.md)");
+            }
             if (view.isPresent() && view.get().members().contains(b.id) && view.get().committed() > 0) {
-                LOG.warn("coordinator {} starts a new cluster with an empty data dir {}, but {} reports that cluster "
-                        + "'{}' exists with this node as a member (commit index {}). If this node had been running, "
-                        + "its data was lost: stop it now, remove it (mailboxctl cluster remove-member {}) and add it "
-                        + "back; start with the existing cluster state from now on", b.id, dataDir,
-                        view.get().from(), b.cluster, view.get().committed(), b.id);
+                LOG.warn("coordinator {} starts a new cluster with an empty data dir {}; {} reports that cluster '{}' "
+                        + "exists with this node as a member (commit index {}) that none of the members that answered "
+                        + "has heard from: a member starting for the first time. If this node had been running, its "
+                        + "data was lost: stop it now and start it with the initial cluster state replace", b.id,
+                        dataDir, view.get().from(), b.cluster, view.get().committed());
             }
             return group;
+        }
+        if (b.clusterState == ClusterState.REPLACE) {
+            return replaceStart(b, dataDir, view);
         }
         if (view.isEmpty()) {
             throw new IOException("coordinator " + b.id + " has an empty data dir " + dataDir + " and is told cluster '"
@@ -305,6 +384,71 @@ public final class CoordinatorNode implements AutoCloseable {
         LOG.info("coordinator {} starts empty and waits to be added to cluster '{}' (members {}): mailboxctl cluster "
                 + "add-member {}={}", b.id, b.cluster, view.get().members(), b.id, address(b.peers.get(b.id)));
         return RaftGroup.valueOf(group.getGroupId()); // no peers: it takes its configuration from the leader
+    }
+
+    /**
+     * The deliberate replacement of a member whose data was lost ({@link ClusterState#REPLACE}): if the cluster
+     * still counts it, it first has the cluster remove it (so that it never votes with its empty log), then starts
+     * empty, with no configuration of its own, and once running has itself added back; the leader copies it the
+     * state before the new configuration takes effect.
+     */
+    private RaftGroup replaceStart(Builder b, Path dataDir, java.util.Optional<Membership.View> view) throws IOException {
+        if (view.isEmpty()) {
+            throw new IOException("coordinator " + b.id + " has an empty data dir " + dataDir + " and is told to "
+                    + "replace a lost member of cluster '" + b.cluster + "', but no other member answers at " + b.peers
+                    + ": start a majority of the others first");
+        }
+        if (view.get().members().contains(b.id)) {
+            LOG.warn("coordinator {} replaces its lost data (empty data dir {}): cluster '{}' still counts it as a member "
+                    + "({} reports members {}); it has the cluster remove it first, then starts empty and has itself "
+                    + "added back", b.id, dataDir, b.cluster, view.get().from(), view.get().members());
+            try {
+                Membership.remove(group.getGroupId(), view.get(), b.id, RaftGateway.parameters(b.tls));
+            } catch (IOException e) {
+                throw new IOException("coordinator " + b.id + " could not have cluster '" + b.cluster + "' remove it "
+                        + "before replacing its lost data (" + e.getMessage() + "): a majority of the other members "
+                        + "must be up and one of them leading. Nothing changed; start it again once they are", e);
+            }
+            LOG.info("coordinator {} was removed from cluster '{}'; it starts empty and asks to be added back", b.id,
+                    b.cluster);
+        }
+        rejoin = true;
+        return RaftGroup.valueOf(group.getGroupId()); // no peers: it takes its configuration from the leader
+    }
+
+    /** Whether this node, replacing its lost data, has yet to have itself added back (see {@link #replaceStart}). */
+    private boolean rejoin;
+
+    /**
+     * Has the cluster add this node back (it blocks while the leader copies it the state), retrying until it is
+     * in, or the node closes.
+     */
+    private void addSelfBack(InetSocketAddress address) {
+        Thread t = new Thread(() -> {
+            long pause = 500;
+            while (!closed) {
+                if (currentMembers().containsKey(id)) {
+                    LOG.info("coordinator {} is a member of the cluster again", id);
+                    return;
+                }
+                try {
+                    gateway.addMember(id, address);
+                    LOG.info("coordinator {} was added back to the cluster; the leader copied it the state", id);
+                    return;
+                } catch (IOException | RuntimeException e) {
+                    LOG.warn("coordinator {} could not have itself added back yet ({}); trying again in {} ms (by hand: "
+                            + "mailboxctl cluster add-member {}={})", id, e.toString(), pause, id, address(address));
+                }
+                try {
+                    Thread.sleep(pause); // a retry pause: there is nothing to wait on but the cluster
+                } catch (InterruptedException e) {
+                    return;
+                }
+                pause = Math.min(pause * 2, 10_000);
+            }
+        }, "coordinator-rejoin-" + id);
+        t.setDaemon(true);
+        t.start();
     }
 
     private static String address(InetSocketAddress a) {
@@ -537,6 +681,61 @@ public final class CoordinatorNode implements AutoCloseable {
         return stateMachine().routeWatchers();
     }
 
+    /**
+     * What the web console shows of this coordinator ({@link dev.mailbox.console.Console#serve}): its own status
+     * and members, and the namespaces, nodes, leases and routes of its own replicated state, read locally (as a
+     * stale read: a follower may lag the leader by what it has not applied yet). Leases show their time left on
+     * the leader, which alone keeps renewal deadlines. A coordinator holds no messages, so it lists no mailboxes.
+     *
+     * @return the console's source for this node
+     */
+    public dev.mailbox.console.ConsoleSource consoleSource() {
+        return new dev.mailbox.console.ConsoleSource() {
+            @Override
+            public String kind() {
+                return "coordinator";
+            }
+
+            @Override
+            public String id() {
+                return id;
+            }
+
+            @Override
+            public List<dev.mailbox.coordination.ClusterStatus> coordinators() {
+                return List.of(new dev.mailbox.coordination.ClusterStatus(id, role(), leaderId(), term(),
+                        appliedIndex(), commitIndex(), currentMembers(), fault()));
+            }
+
+            @Override
+            public List<dev.mailbox.coordination.NamespaceInfo> namespaces() {
+                return stateMachine().readTable(LeaseTable::namespaces);
+            }
+
+            @Override
+            public List<NodeInfo> nodes() {
+                return stateMachine().readTable(LeaseTable::nodes);
+            }
+
+            @Override
+            public List<dev.mailbox.coordination.Lease> leases() {
+                return stateMachine().readTable(LeaseTable::leases);
+            }
+
+            @Override
+            public long timeLeftMillis(dev.mailbox.coordination.Lease lease) {
+                return isLeader() ? stateMachine().millisLeft(lease.mailboxId(), lease.leaseId(), System.nanoTime())
+                        : -1;
+            }
+
+            @Override
+            public dev.mailbox.coordination.RoutingSnapshot routes() {
+                return stateMachine().readTable(t -> new dev.mailbox.coordination.RoutingSnapshot(t.routesRevision(),
+                        t.routes()));
+            }
+        };
+    }
+
     /** The current lease of a mailbox in this node's own state (for authorization: whose lease it is). */
     private java.util.Optional<dev.mailbox.coordination.Lease> localLease(String mailboxId) {
         return java.util.Optional.ofNullable(stateMachine().readTable(t -> t.get(mailboxId)));
@@ -560,8 +759,49 @@ public final class CoordinatorNode implements AutoCloseable {
         }
     }
 
+    /**
+     * @return where Ratis keeps this group's log, metadata and snapshots: the tree that is tightened (only it, so
+     *         that a data dir shared with other files by mistake does not have those changed)
+     */
+    private Path raftDir() {
+        return dataDir.resolve(group.getGroupId().getUuid().toString());
+    }
+
+    /** Where exports write their files (each unlinked as soon as it is open). */
+    private static final String EXPORTS_DIR = "exports";
+
+    private Path exportsDir() {
+        return dataDir.resolve(EXPORTS_DIR);
+    }
+
+    /** Files of exports that a process ended before it could unlink them. */
+    private static void removeStaleExports(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return;
+        }
+        try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+            files.filter(f -> f.getFileName().toString().startsWith("export-")).forEach(f -> {
+                try {
+                    Files.deleteIfExists(f);
+                } catch (IOException e) {
+                    LOG.warn("cannot delete the stale export file {}: {}", f, e.toString());
+                }
+            });
+        } catch (IOException e) {
+            LOG.warn("cannot list {}: {}", dir, e.toString());
+        }
+    }
+
+    /** Sweeps since the data dir's permissions were last tightened. Sweeper thread only. */
+    private int sweepsSinceTighten;
+
     private void sweep() {
         logTransition();
+        if (++sweepsSinceTighten >= TIGHTEN_EVERY_SWEEPS) {
+            // new log segments come with the process's umask (see PrivateFiles)
+            sweepsSinceTighten = 0;
+            PrivateFiles.tighten(raftDir());
+        }
         if (health.current() != null) {
             leaderTerm = -1;
             return;
@@ -738,6 +978,7 @@ public final class CoordinatorNode implements AutoCloseable {
         }
         try {
             Raft restarted = startRaft(group, RaftStorage.StartupOption.RECOVER);
+            PrivateFiles.tighten(raftDir());
             raft = restarted;
             gateway.use(restarted.server());
             if (health.recovered(f)) {
@@ -942,7 +1183,15 @@ public final class CoordinatorNode implements AutoCloseable {
          * data was lost: remove it and add it back); one that is not a member starts empty and waits to be
          * added. Every start after the first should say this.
          */
-        EXISTING
+        EXISTING,
+        /**
+         * This node's data was lost (a wiped or replaced disk) and it is to take its place again, deliberately. If
+         * the cluster still counts it as a member, it first has the cluster remove it (a majority of the others must
+         * be up), so that it never votes with its empty log; then it starts empty and has itself added back, and the
+         * leader copies it the state. The cluster tolerates one failure fewer until it is back in. With a data dir
+         * that holds the cluster's state it recovers that state as always, so leaving this set does no harm.
+         */
+        REPLACE
     }
 
     /** Builds and starts a {@link CoordinatorNode}. */
@@ -1040,7 +1289,8 @@ public final class CoordinatorNode implements AutoCloseable {
 
         /**
          * @param state how to start when the data dir is empty (default {@link ClusterState#NEW}; say
-         *              {@link ClusterState#EXISTING} for every start after the cluster's first)
+         *              {@link ClusterState#EXISTING} for every start after the cluster's first, and
+         *              {@link ClusterState#REPLACE} to bring back a member whose data was lost)
          * @return this builder
          */
         public Builder clusterState(ClusterState state) {
@@ -1213,7 +1463,8 @@ public final class CoordinatorNode implements AutoCloseable {
          * deleted a whole file at a time, so smaller files free disk sooner after each snapshot, and a
          * member that was away longer than the log kept catches up by installing the leader's snapshot.
          *
-         * @param bytes at least 4 KiB (default 32 MiB); an entry larger than this (an imported backup) gets
+         * @param bytes at least 4 KiB (default 8 MiB; the open file's entries are kept in memory until it closes);
+         *              an entry larger than this gets
          *              a file of its own
          * @return this builder
          * @throws IllegalArgumentException if it is under 4 KiB
@@ -1410,6 +1661,16 @@ public final class CoordinatorNode implements AutoCloseable {
         @Override
         public Runnable watchRoutes(long fromRevision, RouteHub.Sink sink) {
             return stateMachine().watchRoutes(fromRevision, sink);
+        }
+
+        @Override
+        public CompletableFuture<Void> awaitApplied(long index) {
+            return stateMachine().awaitApplied(index);
+        }
+
+        @Override
+        public LeaseStateMachine.ExportFile export() throws IOException {
+            return stateMachine().export(exportsDir());
         }
     }
 }

@@ -35,4 +35,13 @@ public interface MailboxBackend {
      * @return whether the data is shared by all nodes
      */
     boolean shared();
+
+    /**
+     * Checks that the backend answers, for a readiness probe: one cheap call (a Redis read, an SQS list of one
+     * queue) that changes nothing. The default does nothing: a node-local backend is always there.
+     *
+     * @throws dev.mailbox.api.MailboxUnavailableException if the backend cannot be reached, saying why
+     */
+    default void probe() {
+    }
 }

@@ -58,7 +58,8 @@ import org.slf4j.LoggerFactory;
  * mailbox lives in its object, so it stays open until the node closes). Who owns a mailbox is decided
  * by its lease: the route of a mailbox points at the address its lease holder gave, which for a runner
  * on this node is {@link #address()}. A call for a mailbox hosted here is served here whatever the routing table says.
- * A call is forwarded at most once, so a stale route cannot loop.
+ * A call is forwarded at most once, so a stale route cannot loop. A channel to another node is closed after a
+ * minute without a call, so that one to a node that moved (or left) does not stay open for good.
  *
  * <p>Receives and handle actions a leased runner makes carry its lease's epoch; the node refuses one
  * below the epoch of the mailbox's current route and makes the rest through the backend's
@@ -74,6 +75,10 @@ public final class MailboxNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MailboxNode.class);
     /** How long closing waits for the node's leases to be released. */
     private static final Duration RELEASE_WAIT = Duration.ofSeconds(2);
+    /** The default bound on waiting receives (see {@link Builder#maxWaitingReceives}). */
+    public static final int DEFAULT_MAX_WAITING_RECEIVES = 10_000;
+    /** The highest bound {@link Builder#maxWaitingReceives} takes. */
+    public static final int MAX_MAX_WAITING_RECEIVES = 1_000_000;
 
     private final String id;
     private final Map<String, Mailbox<byte[]>> hosted = new ConcurrentHashMap<>();
@@ -87,11 +92,15 @@ public final class MailboxNode implements AutoCloseable {
     private final String address;
     private final MailboxServiceImpl service;
     private final java.util.concurrent.ExecutorService pool;
+    private final java.util.concurrent.ExecutorService receivePool;
+    private final java.util.concurrent.ExecutorService waitPool;
     private final Meters meters;
     private final ScheduledExecutorService heartbeats;
     private final NodeInfo info;
     private final Duration registrationTtl;
     private volatile @Nullable Lease registration;
+    /** When the registration was last granted or renewed ({@link System#nanoTime}), for {@link #registered}. */
+    private volatile long registeredNanos;
     private volatile long heartbeatMillis = 1_000;
     private volatile boolean closed;
 
@@ -126,21 +135,20 @@ public final class MailboxNode implements AutoCloseable {
         InetSocketAddress bind = new InetSocketAddress(b.listen.getAddress(), port);
         this.address = b.advertise != null ? b.advertise : bind.getHostString() + ":" + port;
         RoutingTable table = routes;
-        // bounded: the waiting receives (at most maxWaitingReceives, each holding a thread) plus threads for
-        // the short calls; a burst of calls queues instead of starting a thread each
-        int threads = b.maxWaitingReceives + 4 * Runtime.getRuntime().availableProcessors();
-        java.util.concurrent.ThreadPoolExecutor bounded = new java.util.concurrent.ThreadPoolExecutor(threads, threads,
-                30, TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
-                    Thread t = new Thread(r, "mailbox-node-" + b.id + "-call");
-                    t.setDaemon(true);
-                    return t;
-                });
-        bounded.allowCoreThreadTimeOut(true);
-        this.pool = bounded;
+        // bounded: a burst of calls queues instead of starting a thread each. Receives start on threads of their
+        // own, so sends and acknowledgements never queue behind them; a waiting receive then holds no thread
+        // (parked on its backend) or, on a backend that cannot park it, one of at most MAX_BLOCKING_WAITS
+        int threads = 4 * Runtime.getRuntime().availableProcessors();
+        this.pool = fixedPool(threads, "mailbox-node-" + b.id + "-call");
+        this.receivePool = fixedPool(threads, "mailbox-node-" + b.id + "-receive");
+        java.util.concurrent.ThreadPoolExecutor waits = new java.util.concurrent.ThreadPoolExecutor(0,
+                MailboxServiceImpl.MAX_BLOCKING_WAITS, 30, TimeUnit.SECONDS,
+                new java.util.concurrent.SynchronousQueue<>(), daemon("mailbox-node-" + b.id + "-wait"));
+        this.waitPool = waits;
         dev.mailbox.coordination.server.internal.AccessPolicy policy = b.access == null ? null : b.access.policy();
         this.service = new MailboxServiceImpl(address, new Hosting(),
-                mailbox -> table == null ? Optional.empty() : table.route(mailbox), meters, pool,
-                b.maxWaitingReceives, policy, b.peerSecurity, List.copyOf(b.peerInterceptors));
+                mailbox -> table == null ? Optional.empty() : table.route(mailbox), meters, pool, receivePool,
+                waitPool, b.maxWaitingReceives, policy, b.peerSecurity, List.copyOf(b.peerInterceptors));
         NettyServerBuilder sb = NettyServerBuilder.forAddress(bind).executor(pool).callExecutor(service.executors())
                 .maxInboundMessageSize(DataPlane.MAX_MESSAGE);
         if (b.tls != null) {
@@ -174,6 +182,9 @@ public final class MailboxNode implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        long peerIdle = b.peerIdleClose.toNanos();
+        heartbeats.scheduleWithFixedDelay(() -> service.closeIdlePeers(peerIdle), peerIdle / 2, peerIdle / 2,
+                TimeUnit.NANOSECONDS);
         if (coordinator != null) {
             try {
                 register();
@@ -199,6 +210,7 @@ public final class MailboxNode implements AutoCloseable {
     private void register() {
         CoordinationClient c = Objects.requireNonNull(coordinator);
         Registration r = c.nodes().register(info, registrationTtl);
+        registeredNanos = System.nanoTime();
         registration = r.lease();
         heartbeatMillis = registrationTtl.isZero()
                 ? c.namespaces().policy(CoordinationLimits.NODES_NAMESPACE).heartbeatInterval().toMillis()
@@ -219,7 +231,9 @@ public final class MailboxNode implements AutoCloseable {
                 register();
                 return;
             }
-            registration = c.leases().renew(lease);
+            Lease renewed = c.leases().renew(lease);
+            registeredNanos = System.nanoTime();
+            registration = renewed;
         } catch (CoordinationException e) {
             if (!e.isRetryable()) {
                 // marked down (our lease ended): register again, which brings the node back up
@@ -381,9 +395,59 @@ public final class MailboxNode implements AutoCloseable {
         }
     }
 
+    /**
+     * What the web console shows of this node ({@link dev.mailbox.console.Console#serve}): the cluster as its
+     * coordination client reads it, and the mailboxes it can reach: those it hosts, those it opened from its
+     * backend, and those whose route names it; on a shared backend (Redis, SQS) every routed mailbox, opened on
+     * demand as a call would open it. A mailbox of a node-local backend (memory) that this node has not opened is
+     * not shown: opening it here would make an empty one.
+     *
+     * @return the console's source for this node
+     */
+    public dev.mailbox.console.ConsoleSource consoleSource() {
+        return new dev.mailbox.console.NodeConsoleSource(id, coordinator, new dev.mailbox.console.NodeConsoleSource
+                .Mailboxes() {
+            @Override
+            public java.util.SortedSet<String> ids() {
+                TreeSet<String> ids = new TreeSet<>(hosted.keySet());
+                ids.addAll(opened.asMap().keySet());
+                RoutingTable table = routes;
+                MailboxBackend b = backend;
+                if (table != null) {
+                    for (dev.mailbox.coordination.Route r : table.routes().values()) {
+                        boolean reachable = r.address().equals(address) || (b != null && b.shared());
+                        if (reachable && !CoordinationLimits.namespaceOf(r.mailboxId())
+                                .equals(CoordinationLimits.NODES_NAMESPACE)) {
+                            ids.add(r.mailboxId());
+                        }
+                    }
+                }
+                return ids;
+            }
+
+            @Override
+            public Optional<Mailbox<byte[]>> open(String mailboxId) {
+                Mailbox<byte[]> m = hosted.get(mailboxId);
+                if (m == null) {
+                    m = opened.getIfPresent(mailboxId);
+                }
+                MailboxBackend b = backend;
+                if (m == null && b != null && b.shared() && !closed) {
+                    m = opened.get(mailboxId, b::open);
+                }
+                return Optional.ofNullable(m);
+            }
+        });
+    }
+
     /** @return the ids of the mailboxes opened from the backend now, sorted */
     public Set<String> opened() {
         return new TreeSet<>(opened.asMap().keySet());
+    }
+
+    /** @return the addresses of the other nodes this node holds a channel to, for forwarding (for tests) */
+    Set<String> peerAddresses() {
+        return service.peerAddresses();
     }
 
     /** @return the ids of the hosted mailboxes, sorted */
@@ -414,6 +478,28 @@ public final class MailboxNode implements AutoCloseable {
     /** @return the current registration lease, or empty while not registered */
     public Optional<Lease> registration() {
         return Optional.ofNullable(registration);
+    }
+
+    /** @return whether {@link #close} has been called */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * Whether the cluster counts this node as up, as far as the node can tell: it has no coordinator (it serves
+     * alone), or its registration was granted or renewed within the registration lease's TTL. A node whose
+     * heartbeats have failed for longer than that may have been marked down by the coordinators, so callers are
+     * no longer routed to it: a readiness probe should say so.
+     *
+     * @return whether the node is registered and its registration is fresh
+     */
+    public boolean registered() {
+        if (coordinator == null) {
+            return true;
+        }
+        Lease lease = registration;
+        return lease != null && !closed && lease.state() == dev.mailbox.coordination.LeaseState.ACTIVE
+                && System.nanoTime() - registeredNanos < TimeUnit.MILLISECONDS.toNanos(Math.max(1, lease.ttlMillis()));
     }
 
     /**
@@ -471,11 +557,28 @@ public final class MailboxNode implements AutoCloseable {
         opened.cleanUp();
         if (pool != null) {
             pool.shutdownNow();
+            receivePool.shutdownNow();
+            waitPool.shutdownNow();
         }
         if (routes != null) {
             routes.close();
         }
         meters.close();
+    }
+
+    private static java.util.concurrent.ThreadPoolExecutor fixedPool(int threads, String name) {
+        java.util.concurrent.ThreadPoolExecutor p = new java.util.concurrent.ThreadPoolExecutor(threads, threads, 30,
+                TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), daemon(name));
+        p.allowCoreThreadTimeOut(true);
+        return p;
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
     }
 
     private static int freePort(InetSocketAddress listen) {
@@ -503,13 +606,14 @@ public final class MailboxNode implements AutoCloseable {
         private final List<String> capabilities = new ArrayList<>();
         private final Map<String, String> labels = new LinkedHashMap<>();
         private Duration registrationTtl = Duration.ZERO;
-        private int maxWaitingReceives = 256;
+        private int maxWaitingReceives = DEFAULT_MAX_WAITING_RECEIVES;
         private @Nullable MailboxBackend backend;
         private Duration idleClose = Duration.ofMinutes(5);
         private dev.mailbox.coordination.@Nullable TlsFiles tls;
         private @Nullable Access access;
         private boolean requireSecurity;
         private dev.mailbox.coordination.ClientSecurity peerSecurity = dev.mailbox.coordination.ClientSecurity.none();
+        private Duration peerIdleClose = Duration.ofMinutes(1);
         private final List<io.grpc.ServerInterceptor> interceptors = new ArrayList<>();
         private final List<io.grpc.ClientInterceptor> peerInterceptors = new ArrayList<>();
 
@@ -557,16 +661,21 @@ public final class MailboxNode implements AutoCloseable {
         }
 
         /**
-         * Bounds the receives that may wait (long-poll) at once on this node. Each holds a thread while it
-         * waits; one past the bound is refused at once with {@code RESOURCE_EXHAUSTED} (a
-         * {@link RemoteMailbox} waits and retries, as for a missing route).
+         * Bounds the receives that may wait (long-poll) at once on this node; one past the bound is refused
+         * at once with {@code RESOURCE_EXHAUSTED} naming the limit (a {@link RemoteMailbox} waits and retries,
+         * as for a missing route). A waiting receive on a backend that can park it (memory, Redis) holds no
+         * thread, only its call's memory (a few KB); on one that cannot (SQS), it holds a thread, and at most
+         * {@value MailboxServiceImpl#MAX_BLOCKING_WAITS} such wait at once whatever this bound. Receives
+         * forwarded to another node count there, not here.
          *
-         * @param receives the most waiting receives (default 256)
+         * @param receives the most waiting receives, 1 to {@value #MAX_MAX_WAITING_RECEIVES} (default
+         *                 {@value #DEFAULT_MAX_WAITING_RECEIVES})
          * @return this builder
          */
         public Builder maxWaitingReceives(int receives) {
-            if (receives < 1) {
-                throw new IllegalArgumentException("maxWaitingReceives must be 1 or more, was " + receives);
+            if (receives < 1 || receives > MAX_MAX_WAITING_RECEIVES) {
+                throw new IllegalArgumentException("maxWaitingReceives must be between 1 and "
+                        + MAX_MAX_WAITING_RECEIVES + ", was " + receives);
             }
             this.maxWaitingReceives = receives;
             return this;
@@ -663,6 +772,19 @@ public final class MailboxNode implements AutoCloseable {
                 throw new IllegalArgumentException("idleClose must be positive, was " + idle);
             }
             this.idleClose = idle;
+            return this;
+        }
+
+        /**
+         * @param idle how long a channel to another node may go without a call before it is closed (default 1
+         *             minute); a node whose address changed is called no more at the old one (for tests)
+         * @return this builder
+         */
+        Builder peerIdleClose(Duration idle) {
+            if (idle.isNegative() || idle.isZero()) {
+                throw new IllegalArgumentException("peerIdleClose must be positive, was " + idle);
+            }
+            this.peerIdleClose = idle;
             return this;
         }
 

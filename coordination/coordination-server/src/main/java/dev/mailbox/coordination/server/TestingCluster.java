@@ -181,11 +181,20 @@ public final class TestingCluster implements AutoCloseable {
      * @param id the node
      */
     public void start(String id) {
+        start(id, startedOnce.contains(id) ? CoordinatorNode.ClusterState.EXISTING : CoordinatorNode.ClusterState.NEW);
+    }
+
+    /**
+     * Starts a node that is not running, saying how it starts if its data dir is empty (for example
+     * {@link CoordinatorNode.ClusterState#REPLACE} for one that was {@link #wipe wiped}).
+     *
+     * @param id    the node
+     * @param state its initial cluster state
+     */
+    public void start(String id, CoordinatorNode.ClusterState state) {
         if (isRunning(id)) {
             throw new IllegalStateException("node " + id + " is running");
         }
-        CoordinatorNode.ClusterState state = startedOnce.contains(id) ? CoordinatorNode.ClusterState.EXISTING
-                : CoordinatorNode.ClusterState.NEW;
         if (settings.processes) {
             processes.put(id, launch(id, state));
         } else {

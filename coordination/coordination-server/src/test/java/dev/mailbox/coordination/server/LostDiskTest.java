@@ -69,6 +69,77 @@ class LostDiskTest {
     }
 
     @Test
+    @DisplayName("a wiped member started as if for a new cluster refuses to start (it used to rejoin as a voter with "
+            + "a warning); started as a deliberate replacement, it has itself removed, starts empty and is added back")
+    void wipedMemberStartedAsNew() {
+        try (TestingCluster cluster = TestingCluster.start(3)) {
+            cluster.awaitLeader(PATIENCE);
+            CoordinationClient client = cluster.client();
+            client.namespaces().create("before", null, Map.of());
+            cluster.awaitIdenticalState(PATIENCE);
+            cluster.kill("n2");
+            cluster.wipe("n2");
+            client.namespaces().create("while-away", null, Map.of());
+
+            assertThatThrownBy(() -> cluster.start("n2", CoordinatorNode.ClusterState.NEW))
+                    .hasMessageContaining("exists with this node as a member that has taken part")
+                    .hasMessageContaining("--initial-cluster-state replace").hasMessageContaining("remove-member n2");
+            assertThat(cluster.isRunning("n2")).isFalse();
+            assertThat(client.cluster().status().memberIds()).as("nothing changed").containsExactlyInAnyOrder("n1",
+                    "n2", "n3");
+
+            cluster.wipe("n2"); // whatever the refused start left
+            cluster.start("n2", CoordinatorNode.ClusterState.REPLACE);
+            TestingCluster.await(PATIENCE, () -> client.cluster().status().memberIds().contains("n2")
+                    && cluster.node("n2").appliedIndex() > 0, "n2 is added back and copies the state");
+            client.namespaces().create("after", null, Map.of());
+            cluster.awaitIdenticalState(PATIENCE);
+            try (CoordinationClient viaN2 = CoordinationClient.builder().endpoint(cluster.endpoint("n2")).build()) {
+                assertThat(viaN2.namespaces().list(ReadConsistency.STALE)).extracting(NamespaceInfo::name)
+                        .as("n2's own state").containsExactly("after", "before", "while-away");
+            }
+
+            // restarted later with the same setting, it recovers its data dir as always
+            cluster.stop("n2");
+            cluster.start("n2", CoordinatorNode.ClusterState.REPLACE);
+            assertThat(client.cluster().status().memberIds()).containsExactlyInAnyOrder("n1", "n2", "n3");
+            cluster.awaitIdenticalState(PATIENCE);
+        }
+    }
+
+    @Test
+    @DisplayName("the members of a new cluster may start one after another: a member that never ran starts as new "
+            + "although the others already elected a leader and count it")
+    void newClusterMembersStartOneAfterAnother(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        Map<String, java.net.InetSocketAddress> peers = new java.util.LinkedHashMap<>();
+        for (String id : List.of("n1", "n2", "n3")) {
+            try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+                peers.put(id, new java.net.InetSocketAddress("127.0.0.1", s.getLocalPort()));
+            }
+        }
+        List<CoordinatorNode> nodes = new java.util.ArrayList<>();
+        try {
+            for (String id : List.of("n1", "n2")) {
+                nodes.add(CoordinatorNode.builder(id).cluster("staggered").peers(peers).dataDir(dir.resolve(id)).start());
+            }
+            String endpoints = nodes.stream().map(n -> "127.0.0.1:" + n.controlPlaneAddress().getPort())
+                    .collect(java.util.stream.Collectors.joining(","));
+            try (CoordinationClient client = CoordinationClient.builder().endpoints(List.of(endpoints.split(",")))
+                    .build()) {
+                TestingCluster.await(PATIENCE, () -> nodes.stream().anyMatch(CoordinatorNode::isLeader), "a leader");
+                client.namespaces().create("early", null, Map.of());
+                nodes.add(CoordinatorNode.builder("n3").cluster("staggered").peers(peers).dataDir(dir.resolve("n3"))
+                        .start());
+                TestingCluster.await(PATIENCE, () -> nodes.get(2).appliedIndex() >= nodes.get(0).appliedIndex(),
+                        "n3 catches up");
+            }
+        } finally {
+            nodes.forEach(CoordinatorNode::close);
+        }
+    }
+
+    @Test
     @DisplayName("membership changes are refused clearly: an existing member, an unknown one, a bad id")
     void membershipRefusals() {
         try (TestingCluster cluster = TestingCluster.start(1)) {

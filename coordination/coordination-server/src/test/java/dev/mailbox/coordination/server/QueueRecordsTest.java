@@ -267,21 +267,24 @@ class QueueRecordsTest {
 
     @Test
     @DisplayName("a backup carries queue records into a new cluster, and a cluster holding only queues is not empty")
-    void backupCarriesQueues() {
-        byte[] backup;
+    void backupCarriesQueues(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path backup = dir.resolve("backup");
         QueueInfo kept;
         try (TestingCluster source = TestingCluster.start(1)) {
             source.awaitLeader(PATIENCE);
             CoordinationClient c = source.client();
             kept = c.queues().createIfAbsent(queue("backed-up", Map.of("DelaySeconds", "2"), Map.of("t", "1")));
-            backup = c.cluster().exportState();
+            c.cluster().exportState(backup);
         }
         try (TestingCluster target = TestingCluster.start(1)) {
             target.awaitLeader(PATIENCE);
             CoordinationClient c = target.client();
-            c.cluster().importState(backup);
+            assertThat(c.cluster().importState(backup).queues()).isEqualTo(1);
             assertThat(c.queues().get("backed-up")).contains(kept);
-            assertThatThrownBy(() -> c.cluster().importState(backup)).isInstanceOfSatisfying(CoordinationException.class,
+            // another backup (of the cluster as it is now: the same queue, a newer position) is refused
+            java.nio.file.Path again = dir.resolve("again");
+            c.cluster().exportState(again);
+            assertThatThrownBy(() -> c.cluster().importState(again)).isInstanceOfSatisfying(CoordinationException.class,
                     e -> assertThat(e.getMessage()).contains("1 queue(s)"));
         }
     }

@@ -24,6 +24,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.net.InetSocketAddress;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -132,7 +133,8 @@ class RemoteMailboxEdgeTest {
     @DisplayName("a receive abandoned by its caller (closed while waiting) stops waiting on the node: a message sent "
             + "afterwards is not delivered to no one, so its first real delivery is its first")
     void abandonedReceiveDoesNotConsumeADelivery() throws Exception {
-        try (MailboxNode node = MailboxNode.builder("node-c").start();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (MailboxNode node = MailboxNode.builder("node-c").meterRegistry(registry).start();
              InMemoryMailbox<byte[]> deadLetters = InMemoryMailbox.builder("dead@node-c", Codec.bytes()).build();
              InMemoryMailbox<byte[]> hosted = InMemoryMailbox.builder("jobs@node-c", Codec.bytes())
                      .redrivePolicy(dev.mailbox.api.RedrivePolicy.of(1, deadLetters)).build()) {
@@ -143,7 +145,7 @@ class RemoteMailboxEdgeTest {
                     java.util.concurrent.CompletableFuture.supplyAsync(() -> remote.receive(
                             ReceiveOptions.defaults().withWaitTime(java.time.Duration.ofSeconds(3))));
             long parked = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!waitingInHostedReceive()) { // the receive waits on the node
+            while (waitingOn(registry) < 1) { // the receive waits on the node
                 assertThat(System.nanoTime() - parked).as("the receive reached the node").isNegative();
                 Thread.sleep(10);
             }
@@ -152,7 +154,7 @@ class RemoteMailboxEdgeTest {
             // the cancellation reaches the node a moment after close() returns: give it up to 1 s to stop waiting
             // (a node that keeps waiting is still waiting after that: its wait is 3 s)
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
-            while (waitingInHostedReceive() && System.nanoTime() - until < 0) {
+            while (waitingOn(registry) > 0 && System.nanoTime() - until < 0) {
                 Thread.sleep(10);
             }
 
@@ -168,10 +170,9 @@ class RemoteMailboxEdgeTest {
         }
     }
 
-    private static boolean waitingInHostedReceive() {
-        return Thread.getAllStackTraces().values().stream().anyMatch(frames -> java.util.Arrays.stream(frames)
-                .anyMatch(f -> f.getClassName().equals(InMemoryMailbox.class.getName())
-                        && f.getMethodName().equals("receive")));
+    /** The receives waiting on a node now, by its gauge (they hold no thread to find). */
+    private static double waitingOn(SimpleMeterRegistry registry) {
+        return registry.get("mailbox.node.receives.waiting").gauge().value();
     }
 
     @Test
@@ -218,7 +219,8 @@ class RemoteMailboxEdgeTest {
     @Test
     @DisplayName("a bad receive is refused as bad even when the node is too busy to serve a waiting receive")
     void badReceiveOnABusyNodeIsInvalidNotBusy() throws Exception {
-        try (MailboxNode node = MailboxNode.builder("node-b").maxWaitingReceives(1).start();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (MailboxNode node = MailboxNode.builder("node-b").maxWaitingReceives(1).meterRegistry(registry).start();
              InMemoryMailbox<byte[]> hosted = InMemoryMailbox.builder("jobs@node-b", Codec.bytes()).build();
              RemoteMailbox<String> remote = RemoteMailbox.builder("jobs@node-b", Codec.utf8()).node(node.address())
                      .build()) {
@@ -227,7 +229,7 @@ class RemoteMailboxEdgeTest {
                     java.util.concurrent.CompletableFuture.supplyAsync(() -> remote.receive(
                             ReceiveOptions.defaults().withWaitTime(java.time.Duration.ofSeconds(20))));
             long parked = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!waitingInHostedReceive()) { // the node's one waiting receive is taken
+            while (waitingOn(registry) < 1) { // the node's one waiting receive is taken
                 assertThat(System.nanoTime() - parked).as("the receive reached the node").isNegative();
                 Thread.sleep(10);
             }

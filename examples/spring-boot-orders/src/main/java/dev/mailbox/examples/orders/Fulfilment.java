@@ -2,7 +2,6 @@ package dev.mailbox.examples.orders;
 
 import dev.mailbox.mainloop.MainLoopClient;
 import dev.mailbox.spring.boot.MailboxListener;
-import java.time.Duration;
 import org.springframework.stereotype.Component;
 
 @Component
@@ -20,7 +19,8 @@ class Fulfilment {
     void fulfil(Order order) {
         // acknowledged when this returns; an exception puts the order back, and after
         // five deliveries it moves to orders-dlq (see application.yml)
-        Quote quote = pricing.callAndWait(new PriceRequest(order.item(), order.quantity()), Duration.ofSeconds(10));
+        // waits mailbox.mailboxes.pricing.client.timeout at most (see application.yml)
+        Quote quote = pricing.callAndWait(new PriceRequest(order.item(), order.quantity()));
         book.put(order.id(), quote);
     }
 }

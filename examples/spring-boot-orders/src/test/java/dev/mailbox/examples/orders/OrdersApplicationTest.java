@@ -76,6 +76,19 @@ class OrdersApplicationTest {
     }
 
     @Test
+    void eachMailboxsMessageCountIsAMetric() throws Exception {
+        // counted in the background on the first read: read until the count is there
+        HttpResponse<String> count = get("/actuator/metrics/mailbox.messages?tag=mailbox:orders-dlq");
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!count.body().contains("\"value\":0.0") && System.nanoTime() < until) {
+            Thread.sleep(50);
+            count = get("/actuator/metrics/mailbox.messages?tag=mailbox:orders-dlq");
+        }
+        assertThat(count.statusCode()).isEqualTo(200);
+        assertThat(count.body()).contains("\"value\":0.0").contains("\"backend\"");
+    }
+
+    @Test
     void healthCoversTheMailboxes() throws Exception {
         HttpResponse<String> health = get("/actuator/health");
         assertThat(health.statusCode()).isEqualTo(200);

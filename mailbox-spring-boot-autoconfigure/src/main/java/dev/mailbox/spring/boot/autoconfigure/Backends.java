@@ -30,6 +30,16 @@ interface Backends extends AutoCloseable {
      */
     <T> Mailbox<T> dynamic(String name, Codec<T> codec);
 
+    /**
+     * Gets rid of a MainLoop client's response mailbox when the client closes: purges it, or deletes it where
+     * that is the only way not to leave it behind (an SQS queue).
+     *
+     * @param mailbox a mailbox {@link #dynamic} made
+     */
+    default void discard(Mailbox<?> mailbox) {
+        mailbox.purge();
+    }
+
     /** @return for health details: where the mailboxes are */
     String describe();
 

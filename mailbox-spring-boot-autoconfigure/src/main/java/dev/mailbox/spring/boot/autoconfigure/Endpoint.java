@@ -5,6 +5,7 @@ import dev.mailbox.mainloop.MainLoopRequest;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import org.jspecify.annotations.Nullable;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.ResolvableType;
 import org.springframework.util.ClassUtils;
 
@@ -30,8 +31,31 @@ record Endpoint(boolean handler, String beanName, Method method, String mailbox,
                 + method.getDeclaringClass().getName() + "." + method.getName() + " (bean '" + beanName + "')";
     }
 
-    static Endpoint of(boolean handler, String beanName, Class<?> userClass, Method method, String mailbox,
-                       String concurrency) {
+    /**
+     * @return the annotation's concurrency, or 0 for the properties'
+     * @throws IllegalStateException naming the method, if it is not a number from 1 to 1024
+     */
+    int requireConcurrency() {
+        if (concurrency.isEmpty()) {
+            return 0;
+        }
+        try {
+            int n = Integer.parseInt(concurrency.trim());
+            if (n >= 1 && n <= 1024) {
+                return n;
+            }
+        } catch (NumberFormatException ignored) {
+            // refused below
+        }
+        throw new IllegalStateException(describe() + ": concurrency must be 1 to 1024, was '" + concurrency + "'");
+    }
+
+    /**
+     * @param beanType the bean definition's type: a generic bean ({@code @Bean Forwarder<Order>}) resolves the
+     *                 type variables of its methods' signatures
+     */
+    static Endpoint of(boolean handler, String beanName, Class<?> userClass, ResolvableType beanType, Method method,
+                       String mailbox, String concurrency) {
         String where = "@" + (handler ? "MainLoopHandler" : "MailboxListener") + " method "
                 + userClass.getName() + "." + method.getName();
         if (method.getParameterCount() != 1) {
@@ -42,7 +66,9 @@ record Endpoint(boolean handler, String beanName, Method method, String mailbox,
         if (Modifier.isStatic(method.getModifiers())) {
             throw new IllegalStateException(where + " must not be static");
         }
-        ResolvableType parameter = ResolvableType.forMethodParameter(method, 0, userClass);
+        ResolvableType owner = beanType.resolve() == userClass && beanType.hasGenerics()
+                && !beanType.hasUnresolvableGenerics() ? beanType : ResolvableType.forClass(userClass);
+        ResolvableType parameter = ResolvableType.forMethodParameter(new MethodParameter(method, 0), owner);
         Class<?> envelopeClass = handler ? MainLoopRequest.class : Message.class;
         boolean envelope = parameter.resolve() != null && envelopeClass.isAssignableFrom(parameter.resolve());
         ResolvableType payload = envelope ? parameter.as(envelopeClass).getGeneric(0) : parameter;
@@ -53,7 +79,7 @@ record Endpoint(boolean handler, String beanName, Method method, String mailbox,
         }
         ResolvableType response = null;
         if (handler) {
-            response = ResolvableType.forMethodReturnType(method, userClass);
+            response = ResolvableType.forMethodParameter(new MethodParameter(method, -1), owner);
             Class<?> raw = response.resolve();
             if (raw == null || raw == void.class || raw == Void.class) {
                 throw new IllegalStateException(where + " must return its response (it returns nothing)");

@@ -160,7 +160,7 @@ final class ListenerContainer<T> implements Runner {
                 abandoning = true;
                 LOG.warn("{}: methods still running after the grace period of {}; interrupting them and returning"
                         + " their messages", description, grace);
-                workers.forEach(Worker::interrupt);
+                workers.forEach(Worker::interrupt); // the methods (and receives), never a settle
                 // a receive that cannot be cut short (an SQS call under way) ends within its wait time
                 if (!joinAll(System.nanoTime() + options.waitTime().toNanos() + TimeUnit.SECONDS.toNanos(5))) {
                     LOG.warn("{}: workers did not end; they return their messages when they do", description);
@@ -187,14 +187,28 @@ final class ListenerContainer<T> implements Runner {
         }
     }
 
-    /** One thread: receive, call the method for each message, acknowledge with the next receive. */
+    /**
+     * One thread: receive, call the method for each message, acknowledge with the next receive.
+     *
+     * <p>Every message the worker holds (received and not yet settled: waiting its turn in a batch, being
+     * handled, or handled and waiting for the next receive to acknowledge it) is kept invisible by one
+     * extension task. A message leaves {@link #held} under {@link #extending} before it is settled, so an
+     * extension never reaches the mailbox after the acknowledgement or nack (on SQS a late extension would
+     * undo a nack's backoff).
+     */
     private final class Worker implements Runnable {
         private final Run run;
         private final Thread thread;
         private final Object lock = new Object();
-        /** Whether the thread is in a receive or a pause between receives, where an interrupt only wakes it. */
+        /** Whether the thread is in a receive, a pause between receives, or the method: what an interrupt may cut. */
+        private boolean interruptible; // guarded by lock
+        /** Whether it is in a receive or a pause, where an interrupt only wakes it. */
         private boolean waiting; // guarded by lock
         private List<Message<T>> done = new ArrayList<>();
+        /** Held while extending, and by a settle that takes messages out of {@link #held}. */
+        private final Object extending = new Object();
+        private final List<Message<T>> held = new ArrayList<>(); // guarded by extending
+        private @Nullable ScheduledFuture<?> extension; // guarded by extending
 
         Worker(Run run, int n) {
             this.run = run;
@@ -210,8 +224,23 @@ final class ListenerContainer<T> implements Runner {
             }
         }
 
+        /** Cuts a receive or a method short; never a settle call (the SQS client drops a call made interrupted). */
         void interrupt() {
-            thread.interrupt();
+            synchronized (lock) {
+                if (interruptible) {
+                    thread.interrupt();
+                }
+            }
+        }
+
+        private void interruptible(boolean on, boolean wait) {
+            synchronized (lock) {
+                interruptible = on;
+                waiting = wait;
+            }
+            if (!on) {
+                Thread.interrupted(); // what was meant for the receive or the method stays there
+            }
         }
 
         @Override
@@ -222,6 +251,7 @@ final class ListenerContainer<T> implements Runner {
                     if (got == null) {
                         break;
                     }
+                    hold(got);
                     for (int i = 0; i < got.size(); i++) {
                         Message<T> m = got.get(i);
                         if (run.stopping) {
@@ -234,33 +264,42 @@ final class ListenerContainer<T> implements Runner {
                 }
             } finally {
                 flush();
+                synchronized (extending) {
+                    held.clear();
+                    stopExtending();
+                }
             }
         }
 
         /** @return the messages, or null to end the worker */
         private @Nullable List<Message<T>> receive() {
+            List<Message<T>> settle = done;
+            done = new ArrayList<>();
+            release(settle);
             synchronized (lock) {
                 if (run.stopping) {
+                    done = settle; // acknowledged as the worker ends
                     return null;
                 }
+                interruptible = true;
                 waiting = true;
             }
             try {
-                List<Message<T>> settle = done;
-                List<Message<T>> got = run.source.acknowledgeAndReceive(settle, options,
+                return run.source.acknowledgeAndReceive(settle, options,
                         stale -> LOG.debug("{}: message {} was not acknowledged: its handle was stale (it comes back"
                                 + " to be handled again)", description, stale.id()));
-                done = new ArrayList<>();
-                return got;
             } catch (FencedException e) {
                 LOG.warn("{}: a later lease holder has used the mailbox; this instance stops consuming it: {}",
                         description, e.getMessage());
-                done = new ArrayList<>(); // they can no longer be acknowledged from here
-                run.stopping = true;
+                run.stopping = true; // what it held can no longer be acknowledged from here
                 return null;
             } catch (MailboxClosedException e) {
                 return null;
             } catch (MailboxException | IllegalArgumentException e) {
+                // the acknowledgements may not have been made: kept, and sent again (a repeat is reported stale)
+                interruptible(false, false);
+                done = settle;
+                hold(settle);
                 if (run.stopping) {
                     return null;
                 }
@@ -268,28 +307,84 @@ final class ListenerContainer<T> implements Runner {
                 pause();
                 return List.of();
             } finally {
-                synchronized (lock) {
-                    waiting = false;
-                }
-                if (!run.abandoning) {
-                    Thread.interrupted(); // an interrupt meant for the wait must not reach the method
-                }
+                interruptible(false, false);
             }
         }
 
         private void pause() {
+            synchronized (lock) {
+                if (run.stopping) {
+                    return;
+                }
+                interruptible = true;
+                waiting = true;
+            }
             try {
                 Thread.sleep(RECEIVE_RETRY.toMillis());
             } catch (InterruptedException e) {
                 // woken to stop
+            } finally {
+                interruptible(false, false);
+            }
+        }
+
+        /** Starts keeping what a receive handed out invisible. */
+        private void hold(List<Message<T>> got) {
+            if (got.isEmpty()) {
+                return;
+            }
+            synchronized (extending) {
+                held.addAll(got);
+                if (extension == null) {
+                    extension = timer.scheduleAtFixedRate(this::extendHeld, extendEvery.toNanos(),
+                            extendEvery.toNanos(), TimeUnit.NANOSECONDS);
+                }
+            }
+        }
+
+        /**
+         * Stops keeping these invisible, waiting for an extension under way to end, so that whatever the caller
+         * does to them next comes after it.
+         */
+        private void release(List<Message<T>> settled) {
+            if (settled.isEmpty()) {
+                return;
+            }
+            synchronized (extending) {
+                held.removeAll(settled);
+                if (held.isEmpty()) {
+                    stopExtending();
+                }
+            }
+        }
+
+        private void stopExtending() { // holds extending
+            if (extension != null) {
+                extension.cancel(false);
+                extension = null;
+            }
+        }
+
+        private void extendHeld() {
+            synchronized (extending) {
+                for (java.util.Iterator<Message<T>> it = held.iterator(); it.hasNext(); ) {
+                    Message<T> m = it.next();
+                    try {
+                        m.extendVisibility(options.visibilityTimeout());
+                    } catch (ReceiptHandleExpiredException | FencedException e) {
+                        LOG.warn("{}: message {} could not be kept invisible: {}", description, m.id(), e.getMessage());
+                        it.remove(); // extending it again cannot help; settling it reports it stale
+                    } catch (RuntimeException e) {
+                        LOG.debug("{}: extending message {} failed: {}", description, m.id(), e.toString());
+                    }
+                }
             }
         }
 
         private void handle(Message<T> m) {
-            ScheduledFuture<?> extension = timer.scheduleAtFixedRate(() -> extend(m), extendEvery.toNanos(),
-                    extendEvery.toNanos(), TimeUnit.NANOSECONDS);
             long start = System.nanoTime();
             Throwable failure = null;
+            interruptible(true, false);
             try {
                 method.invoke(bean, wantsMessage ? m : m.body());
             } catch (InvocationTargetException e) {
@@ -299,12 +394,12 @@ final class ListenerContainer<T> implements Runner {
             } catch (MailboxException e) {
                 failure = e; // the body could not be decoded: a failure like any other, so it ends as a dead letter
             } finally {
-                extension.cancel(false);
+                interruptible(false, false);
                 handlerTime.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
             }
             if (failure == null) {
                 succeeded.increment();
-                done.add(m);
+                done.add(m); // still held: kept invisible until the next receive acknowledges it
                 if (run.stopping) {
                     flush(); // no next receive to carry it
                 }
@@ -318,6 +413,7 @@ final class ListenerContainer<T> implements Runner {
             LOG.warn("{}: message {} failed (delivery {}); it comes back in {}", description, m.id(),
                     m.deliveryCount(), delay, failure);
             failed.increment();
+            release(List.of(m));
             try {
                 m.nack(delay);
             } catch (RuntimeException e) {
@@ -326,18 +422,9 @@ final class ListenerContainer<T> implements Runner {
             }
         }
 
-        private void extend(Message<T> m) {
-            try {
-                m.extendVisibility(options.visibilityTimeout());
-            } catch (ReceiptHandleExpiredException e) {
-                LOG.warn("{}: message {} could not be kept invisible: {}", description, m.id(), e.getMessage());
-            } catch (RuntimeException e) {
-                LOG.debug("{}: extending message {} failed: {}", description, m.id(), e.toString());
-            }
-        }
-
         private void giveBack(Message<T> m) {
             returned.increment();
+            release(List.of(m));
             try {
                 m.nack(Duration.ZERO);
             } catch (RuntimeException e) {
@@ -352,6 +439,7 @@ final class ListenerContainer<T> implements Runner {
             }
             List<Message<T>> settle = done;
             done = new ArrayList<>();
+            release(settle);
             try {
                 for (Message<T> stale : run.source.acknowledgeBatch(settle)) {
                     LOG.debug("{}: message {} was not acknowledged: its handle was stale", description, stale.id());

@@ -1,12 +1,18 @@
 package dev.mailbox.spring.boot.autoconfigure;
 
+import dev.mailbox.api.Mailbox;
 import dev.mailbox.coordination.CoordinationClient;
+import dev.mailbox.coordination.CoordinationLimits;
 import dev.mailbox.coordination.LeaseHolder;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -40,10 +46,28 @@ public class MailboxAutoConfiguration {
         return new MailboxBeanRegistrar();
     }
 
+    @Bean
+    static EndpointCheck mailboxEndpointCheck() {
+        return new EndpointCheck();
+    }
+
     @Bean(name = MailboxFactory.BEAN_NAME)
     MailboxFactory mailboxFactory(@Qualifier(MailboxDeclarations.BEAN_NAME) MailboxDeclarations declarations,
                                   ListableBeanFactory beans, Environment environment) {
         return new MailboxFactory(declarations, beans, environment);
+    }
+
+    /** Bound to the application's MeterRegistry by Spring Boot's metrics auto-configuration (Actuator). */
+    @Bean
+    @ConditionalOnMissingBean(name = "mailboxCountMetrics")
+    MailboxCountMetrics mailboxCountMetrics(@Qualifier(MailboxDeclarations.BEAN_NAME) MailboxDeclarations declarations,
+                                            ListableBeanFactory beans) {
+        List<MailboxCountMetrics.Counted> counted = new ArrayList<>();
+        for (MailboxDeclaration d : declarations.mailboxes().values()) {
+            counted.add(new MailboxCountMetrics.Counted(d.name(), d.backend().name().toLowerCase(Locale.ROOT),
+                    () -> (Mailbox<?>) beans.getBean(d.beanName())));
+        }
+        return new MailboxCountMetrics(counted, declarations.properties().getMetrics().getCountInterval());
     }
 
     @Bean
@@ -89,15 +113,51 @@ public class MailboxAutoConfiguration {
             LeaseGate mailboxLeaseGate(CoordinationClient client, MailboxProperties properties, Environment env) {
                 MailboxProperties.Coordination c = properties.getCoordination();
                 String app = env.getProperty("spring.application.name");
-                String lease = c.getLease() != null ? c.getLease() : app;
-                if (lease == null) {
+                String lease;
+                String leaseFrom;
+                if (c.getLease() != null) {
+                    lease = c.getLease();
+                    leaseFrom = "mailbox.coordination.lease";
+                } else if (app != null) {
+                    // an application name is free text; a lease id is a namespace name
+                    lease = asName(app);
+                    leaseFrom = "the lease id made from spring.application.name (set mailbox.coordination.lease)";
+                } else {
                     throw new IllegalStateException("the coordinated mode needs a lease id: set"
                             + " mailbox.coordination.lease or spring.application.name");
                 }
+                String bad = CoordinationLimits.mailboxIdProblem(lease);
+                if (bad == null) {
+                    bad = CoordinationLimits.acquirableProblem(lease);
+                }
+                if (bad != null) {
+                    throw new IllegalStateException(leaseFrom + " cannot be a lease id: " + bad);
+                }
+                bad = CoordinationLimits.requestedTtlProblem(c.getTtl());
+                if (bad != null) {
+                    throw new IllegalStateException("mailbox.coordination.ttl: " + bad + " (or 0 for the namespace's)");
+                }
                 String runner = c.getRunnerId() != null ? c.getRunnerId()
-                        : (app != null ? app : "mailbox") + "-" + UUID.randomUUID().toString().substring(0, 8);
-                String node = c.getNodeId() != null ? c.getNodeId() : hostName();
+                        : (app != null ? asName(app) : "mailbox") + "-" + UUID.randomUUID().toString().substring(0, 8);
+                String node = c.getNodeId() != null ? c.getNodeId() : asName(hostName());
+                require(CoordinationLimits.runnerIdProblem(runner), "mailbox.coordination.runner-id");
+                require(CoordinationLimits.nodeIdProblem(node), "mailbox.coordination.node-id");
+                require(CoordinationLimits.addressProblem(c.getAddress()), "mailbox.coordination.address");
                 return new LeaseGate(client, lease, new LeaseHolder(runner, node, c.getAddress()), c.getTtl());
+            }
+
+            private static void require(@Nullable String problem, String property) {
+                if (problem != null) {
+                    throw new IllegalStateException(property + ": " + problem);
+                }
+            }
+
+            /** Free text as a coordinator name: letters, digits, '.', '_' and '-', starting with a letter or digit. */
+            static String asName(String text) {
+                String name = text.replaceAll("[^A-Za-z0-9._-]", "-").replaceFirst("^[^A-Za-z0-9]+", "");
+                name = name.length() > CoordinationLimits.MAX_NAME_LENGTH
+                        ? name.substring(0, CoordinationLimits.MAX_NAME_LENGTH) : name;
+                return name.isEmpty() ? "mailbox" : name;
             }
 
             private static String hostName() {

@@ -149,9 +149,10 @@ final class MailboxBeanRegistrar implements BeanDefinitionRegistryPostProcessor,
                 throw new IllegalStateException("bean '" + name + "' has @MailboxListener or @MainLoopHandler methods"
                         + " and must be a singleton; it is " + definition.getScope());
             }
-            listeners.forEach((m, a) -> found.add(Endpoint.of(false, name, userClass, m,
+            ResolvableType beanType = definition.getResolvableType();
+            listeners.forEach((m, a) -> found.add(Endpoint.of(false, name, userClass, beanType, m,
                     env.resolveRequiredPlaceholders(a.value()), env.resolveRequiredPlaceholders(a.concurrency()))));
-            handlers.forEach((m, a) -> found.add(Endpoint.of(true, name, userClass, m,
+            handlers.forEach((m, a) -> found.add(Endpoint.of(true, name, userClass, beanType, m,
                     env.resolveRequiredPlaceholders(a.value()), env.resolveRequiredPlaceholders(a.concurrency()))));
         }
         return found;
@@ -181,9 +182,11 @@ final class MailboxBeanRegistrar implements BeanDefinitionRegistryPostProcessor,
 
     static MailboxDeclarations declare(MailboxProperties properties, List<Endpoint> endpoints,
                                        java.util.function.Predicate<String> taken) {
+        checkGlobal(properties);
         Map<String, Draft> drafts = new LinkedHashMap<>();
         properties.getMailboxes().forEach((name, spec) -> drafts.put(name, new Draft(name, spec, true)));
         for (Endpoint e : endpoints) {
+            e.requireConcurrency();
             Draft d = drafts.get(e.mailbox());
             if (d == null) {
                 if (properties.getDefaultBackend() == null && !properties.isInMemory()) {
@@ -377,15 +380,73 @@ final class MailboxBeanRegistrar implements BeanDefinitionRegistryPostProcessor,
 
     private static void checkSpec(Draft d) {
         String p = "mailbox.mailboxes." + d.name + ".";
-        Limits.requireVisibilityTimeout(d.spec.getVisibilityTimeout(), p + "visibility-timeout");
-        if (d.spec.getVisibilityTimeout().isZero()) {
-            throw new IllegalArgumentException(p + "visibility-timeout must be positive");
-        }
-        Limits.requireWaitTime(d.spec.getWaitTime());
-        Limits.requireBatchSize(d.spec.getListener().getMaxMessages(), p + "listener.max-messages");
-        if (d.spec.getListener().getConcurrency() < 1 || d.spec.getListener().getConcurrency() > 1024) {
+        MailboxSpec spec = d.spec;
+        Limits.requireVisibilityTimeout(spec.getVisibilityTimeout(), p + "visibility-timeout");
+        positive(spec.getVisibilityTimeout(), p + "visibility-timeout");
+        named(() -> Limits.requireWaitTime(spec.getWaitTime()), p + "wait-time", spec.getWaitTime());
+        Limits.requireBatchSize(spec.getListener().getMaxMessages(), p + "listener.max-messages");
+        if (spec.getListener().getConcurrency() < 1 || spec.getListener().getConcurrency() > 1024) {
             throw new IllegalArgumentException(p + "listener.concurrency must be 1 to 1024, was "
-                    + d.spec.getListener().getConcurrency());
+                    + spec.getListener().getConcurrency());
+        }
+        if (spec.getCapacity() < 0) {
+            throw new IllegalArgumentException(p + "capacity must be 0 (no limit) or more, was " + spec.getCapacity());
+        }
+        if (spec.getMaxMessageBytes() != null) {
+            named(() -> Limits.requireMaxMessageBytes(spec.getMaxMessageBytes()), p + "max-message-bytes",
+                    spec.getMaxMessageBytes());
+        }
+        MailboxProperties.Backoff b = spec.getListener().getBackoff();
+        Limits.requireVisibilityTimeout(b.getInitial(), p + "listener.backoff.initial");
+        Limits.requireVisibilityTimeout(b.getMax(), p + "listener.backoff.max");
+        if (b.getInitial().compareTo(b.getMax()) > 0) {
+            throw new IllegalArgumentException(p + "listener.backoff.initial (" + b.getInitial() + ") must be at most "
+                    + p + "listener.backoff.max (" + b.getMax() + ")");
+        }
+        if (!(b.getMultiplier() >= 1.0) || Double.isInfinite(b.getMultiplier())) {
+            throw new IllegalArgumentException(p + "listener.backoff.multiplier must be a finite number of 1 or more,"
+                    + " was " + b.getMultiplier());
+        }
+        if (spec.getClient().getTimeout() != null) {
+            positive(spec.getClient().getTimeout(), p + "client.timeout");
+        }
+    }
+
+    /** The properties that are not a mailbox's. */
+    static void checkGlobal(MailboxProperties properties) {
+        notNegative(properties.getListener().getShutdownGrace(), "mailbox.listener.shutdown-grace");
+        if (properties.getRedis().getMaxConnections() < 1) {
+            throw new IllegalArgumentException("mailbox.redis.max-connections must be 1 or more, was "
+                    + properties.getRedis().getMaxConnections());
+        }
+        notNegative(properties.getCoordination().getTtl(), "mailbox.coordination.ttl");
+        positive(properties.getNode().getCallTimeout(), "mailbox.node.call-timeout");
+        notNegative(properties.getNode().getRouteWait(), "mailbox.node.route-wait");
+        positive(properties.getMetrics().getCountInterval(), "mailbox.metrics.count-interval");
+    }
+
+    private static void positive(java.time.Duration d, String property) {
+        if (d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(property + " must be positive, was " + d);
+        }
+    }
+
+    private static void notNegative(java.time.Duration d, String property) {
+        if (d.isNegative()) {
+            throw new IllegalArgumentException(property + " must be 0 or more, was " + d);
+        }
+    }
+
+    /** Runs a check of the api's Limits, whose message names the argument, with the property's name instead. */
+    private static void named(Runnable check, String property, Object value) {
+        try {
+            check.run();
+        } catch (IllegalArgumentException e) {
+            String m = e.getMessage() == null ? "" : e.getMessage();
+            int must = m.indexOf(" must ");
+            // the api's message, with the property for the argument: nothing else to keep of it
+            throw new IllegalArgumentException(property + (must >= 0 ? m.substring(must) : " is out of range (" + m
+                    + "), was " + value));
         }
     }
 }

@@ -41,7 +41,7 @@ final class MailboxFactory implements DisposableBean {
     private final Environment environment;
     private final Map<Backend, Backends> backends = new EnumMap<>(Backend.class);
     private final Map<String, Mailbox<?>> declared = new LinkedHashMap<>();
-    private final List<AutoCloseable> opened = new ArrayList<>();
+    private final java.util.Set<AutoCloseable> opened = new java.util.LinkedHashSet<>();
     private boolean closed;
 
     MailboxFactory(MailboxDeclarations declarations, ListableBeanFactory beans, Environment environment) {
@@ -80,8 +80,26 @@ final class MailboxFactory implements DisposableBean {
     synchronized <T> Mailbox<T> dynamic(Backend backend, String name, Codec<T> codec) {
         requireOpen();
         Mailbox<T> m = backends(backend).dynamic(name, codec);
-        opened.add(m);
-        return m;
+        // a MainLoop closes the reply mailboxes it stops using: then they are forgotten here too
+        MailboxView<T> view = new MailboxView<>(m, v -> {
+            forget(v);
+            m.close();
+        });
+        opened.add(view);
+        return view;
+    }
+
+    private synchronized void forget(Mailbox<?> m) {
+        opened.remove(m);
+    }
+
+    private synchronized void discard(Backend backend, Mailbox<?> m) {
+        backends(backend).discard(m);
+    }
+
+    /** @return how many mailboxes opened by name are open, for tests */
+    synchronized int openedCount() {
+        return opened.size();
     }
 
     /**
@@ -94,7 +112,9 @@ final class MailboxFactory implements DisposableBean {
         Mailbox<MainLoopRequest<Object>> requests = (Mailbox<MainLoopRequest<Object>>) beans.getBean(d.beanName());
         Codec<MainLoopResult<Object>> results = results(d);
         return MainLoopClient.<Object, Object>builder(requests, n -> dynamic(d.backend(), n, results))
-                .defaultTimeout(d.spec().getVisibilityTimeout().multipliedBy(2)).build();
+                .cleanup(m -> discard(d.backend(), m))
+                .defaultTimeout(d.spec().getClient().getTimeout() != null ? d.spec().getClient().getTimeout()
+                        : d.spec().getVisibilityTimeout().multipliedBy(2)).build();
     }
 
     /** @return where each backend in use lives, for health details */
@@ -186,8 +206,25 @@ final class MailboxFactory implements DisposableBean {
         }
     }
 
+    /**
+     * Jackson's type for a resolved type, built from its resolved parts: {@code type.getType()} may be a type
+     * variable resolved only through its owner (a generic bean's {@code T}), which Jackson would read as Object.
+     */
     static JavaType javaType(ResolvableType type) {
-        return TypeFactory.defaultInstance().constructType(type.getType());
+        TypeFactory types = TypeFactory.defaultInstance();
+        Class<?> raw = type.toClass();
+        if (raw.isArray()) {
+            return types.constructArrayType(javaType(type.getComponentType()));
+        }
+        ResolvableType[] generics = type.getGenerics();
+        if (generics.length == 0) {
+            return types.constructType(raw);
+        }
+        JavaType[] arguments = new JavaType[generics.length];
+        for (int i = 0; i < generics.length; i++) {
+            arguments[i] = javaType(generics[i]);
+        }
+        return types.constructParametricType(raw, arguments);
     }
 
     // --- closing ---------------------------------------------------------------------------------

@@ -11,13 +11,16 @@ import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 
 /**
  * Actuator health for the mailboxes: {@code mailbox} is DOWN when a mailbox's backend cannot be reached (each
  * mailbox is asked for its count), with each mailbox's count or error in the details; in the coordinated mode
  * {@code mailboxLease} is DOWN when no coordinator answers, and otherwise says whether this instance holds the
- * lease or stands by (both UP). Off with {@code management.health.mailbox.enabled=false}.
+ * lease or stands by (both UP). Off with {@code management.health.mailbox.enabled=false}; a bean of the
+ * application named {@code mailboxHealthIndicator} or {@code mailboxLeaseHealthIndicator} replaces the
+ * indicator.
  */
 @AutoConfiguration(after = MailboxAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
@@ -30,6 +33,7 @@ public class MailboxHealthAutoConfiguration {
     }
 
     @Bean
+    @ConditionalOnMissingBean(name = "mailboxHealthIndicator")
     HealthIndicator mailboxHealthIndicator(@Qualifier(MailboxDeclarations.BEAN_NAME) MailboxDeclarations declarations,
                                            ListableBeanFactory beans) {
         return () -> {
@@ -52,6 +56,7 @@ public class MailboxHealthAutoConfiguration {
 
     @Bean
     @ConditionalOnBean(LeaseGate.class)
+    @ConditionalOnMissingBean(name = "mailboxLeaseHealthIndicator")
     HealthIndicator mailboxLeaseHealthIndicator(LeaseGate gate) {
         return () -> {
             Map<String, Object> details = new LinkedHashMap<>(gate.details());

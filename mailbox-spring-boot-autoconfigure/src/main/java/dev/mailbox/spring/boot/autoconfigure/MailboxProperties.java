@@ -63,6 +63,7 @@ public class MailboxProperties {
     private final Node node = new Node();
     private final Listener listener = new Listener();
     private final Coordination coordination = new Coordination();
+    private final Metrics metrics = new Metrics();
 
     public boolean isEnabled() {
         return enabled;
@@ -116,6 +117,10 @@ public class MailboxProperties {
         return coordination;
     }
 
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
     /** One mailbox. */
     public static class MailboxSpec {
 
@@ -167,6 +172,7 @@ public class MailboxProperties {
 
         private final Redrive redrive = new Redrive();
         private final ListenerSpec listener = new ListenerSpec();
+        private final ClientSpec client = new ClientSpec();
         private final RedisSpec redis = new RedisSpec();
         private final SqsSpec sqs = new SqsSpec();
 
@@ -266,6 +272,10 @@ public class MailboxProperties {
             return listener;
         }
 
+        public ClientSpec getClient() {
+            return client;
+        }
+
         public RedisSpec getRedis() {
             return redis;
         }
@@ -336,6 +346,24 @@ public class MailboxProperties {
 
         public Backoff getBackoff() {
             return backoff;
+        }
+    }
+
+    /** The MainLoopClient bean of a request/response mailbox. */
+    public static class ClientSpec {
+
+        /**
+         * How long a call waits for its answer (and the request's deadline: a runner does not start work nobody
+         * waits for any more) when the caller gives no timeout; default twice the mailbox's visibility timeout.
+         */
+        private @Nullable Duration timeout;
+
+        public @Nullable Duration getTimeout() {
+            return timeout;
+        }
+
+        public void setTimeout(@Nullable Duration timeout) {
+            this.timeout = timeout;
         }
     }
 
@@ -594,6 +622,25 @@ public class MailboxProperties {
 
         public void setShutdownGrace(Duration shutdownGrace) {
             this.shutdownGrace = shutdownGrace;
+        }
+    }
+
+    /** The meters the mailboxes add to the application's MeterRegistry. */
+    public static class Metrics {
+
+        /**
+         * How old a mailbox's message count (the mailbox.messages gauge) may be. A scrape reads the last count
+         * and, when it is older than this, has a new one taken in the background, so a scrape never waits for a
+         * backend and an SQS queue is asked at most once per interval.
+         */
+        private Duration countInterval = Duration.ofSeconds(30);
+
+        public Duration getCountInterval() {
+            return countInterval;
+        }
+
+        public void setCountInterval(Duration countInterval) {
+            this.countInterval = countInterval;
         }
     }
 

@@ -121,10 +121,26 @@ final class MailboxRunners implements SmartLifecycle, DisposableBean {
         return gate;
     }
 
-    private static void stopAll(List<Runner> all, Duration grace) {
-        // in parallel: every runner gets the whole grace period
+    /**
+     * Stops the listeners, then the handlers, all within one grace period: a listener may be waiting for a
+     * handler of this application to answer (a MainLoopClient call), so the handlers keep answering until the
+     * listeners have finished or returned what they hold, and then get what is left of the grace.
+     */
+    static void stopAll(List<Runner> all, Duration grace) {
+        long until = System.nanoTime() + grace.toNanos();
+        List<Runner> listeners = all.stream().filter(r -> !(r instanceof HandlerContainer)).toList();
+        List<Runner> handlers = all.stream().filter(r -> r instanceof HandlerContainer).toList();
+        if (!stopInParallel(listeners, grace)) {
+            return;
+        }
+        stopInParallel(handlers, Duration.ofNanos(Math.max(0, until - System.nanoTime())));
+    }
+
+    /** @return false if interrupted while waiting */
+    private static boolean stopInParallel(List<Runner> runners, Duration grace) {
+        // every runner gets the whole grace period
         List<Thread> stops = new ArrayList<>();
-        for (Runner r : all) {
+        for (Runner r : runners) {
             Thread t = new Thread(() -> r.stop(grace), "mailbox-stop-" + r.mailbox());
             t.setDaemon(true);
             t.start();
@@ -135,24 +151,15 @@ final class MailboxRunners implements SmartLifecycle, DisposableBean {
                 t.join();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return;
+                return false;
             }
         }
+        return true;
     }
 
-    private int concurrency(Endpoint e, MailboxDeclaration d) {
-        if (e.concurrency().isEmpty()) {
-            return d.spec().getListener().getConcurrency();
-        }
-        try {
-            int n = Integer.parseInt(e.concurrency().trim());
-            if (n >= 1 && n <= 1024) {
-                return n;
-            }
-        } catch (NumberFormatException ignored) {
-            // refused below
-        }
-        throw new IllegalStateException(e.describe() + ": concurrency must be 1 to 1024, was '" + e.concurrency() + "'");
+    private static int concurrency(Endpoint e, MailboxDeclaration d) {
+        int n = e.requireConcurrency();
+        return n > 0 ? n : d.spec().getListener().getConcurrency();
     }
 
     private Object target(Endpoint e) {

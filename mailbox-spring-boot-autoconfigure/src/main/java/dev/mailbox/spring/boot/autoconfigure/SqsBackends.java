@@ -102,6 +102,13 @@ final class SqsBackends implements Backends {
         return SqsMailbox.builder(name, codec).client(client).createIfMissing(true).build();
     }
 
+    /** Deletes the queue: SQS keeps an idle queue for weeks, and every client start makes a new one. */
+    @Override
+    public void discard(Mailbox<?> mailbox) {
+        String url = client.getQueueUrl(r -> r.queueName(mailbox.name())).queueUrl();
+        client.deleteQueue(r -> r.queueUrl(url));
+    }
+
     @Override
     public String describe() {
         return "sqs " + where;

@@ -99,7 +99,7 @@ class CoordinatedTakeoverTest {
                 List<String> all = Worker.HANDLED.awaitCount(40, Duration.ofSeconds(20));
                 assertThat(all.subList(20, all.size())).containsExactlyInAnyOrderElementsOf(second);
                 assertThat(new HashSet<>(all)).hasSize(40);
-                assertThat(orders.approximateCount()).isZero();
+                ListenerOnRedisTest.awaitCount(orders, 0); // the last acknowledgements ride on the next receives
                 Set<String> leases = new HashSet<>();
                 cluster.client().leases().list("").forEach(l -> leases.add(l.mailboxId() + "=" + l.runnerId()));
                 assertThat(leases).contains("shop=shop-b");

@@ -7,7 +7,9 @@ import dev.mailbox.testkit.redis.RedisServerProcess;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.autoconfigure.health.HealthContributorAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.health.HealthEndpointAutoConfiguration;
+import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthEndpoint;
+import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -29,6 +31,29 @@ class HealthTest {
         Listener listener() {
             return new Listener();
         }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnHealth {
+        @Bean
+        HealthIndicator mailboxHealthIndicator() {
+            return () -> Health.up().withDetail("own", true).build();
+        }
+    }
+
+    @Test
+    void anApplicationsOwnIndicatorReplacesTheMailboxOne() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(MailboxAutoConfiguration.class,
+                        MailboxHealthAutoConfiguration.class, HealthContributorAutoConfiguration.class,
+                        HealthEndpointAutoConfiguration.class))
+                .withUserConfiguration(App.class, OwnHealth.class)
+                .withPropertyValues("mailbox.mailboxes.orders.backend=memory", "management.endpoint.health.show-details=always")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    HealthEndpoint health = context.getBean(HealthEndpoint.class);
+                    assertThat(((Health) health.healthForPath("mailbox")).getDetails()).containsEntry("own", true);
+                });
     }
 
     @Test

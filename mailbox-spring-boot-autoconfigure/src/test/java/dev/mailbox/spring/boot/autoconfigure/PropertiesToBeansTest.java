@@ -160,6 +160,74 @@ class PropertiesToBeansTest {
                         .hasMessageContaining("mailbox 'lonely' has no body type"));
     }
 
+    /** What the application declares its bean as: the listener method is on the class behind it. */
+    interface OrderSink {
+        void on(Order order);
+    }
+
+    static class HiddenListener implements OrderSink {
+        @Override
+        @MailboxListener("orders")
+        public void on(Order order) {
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class HiddenApp {
+        @Bean
+        OrderSink sink() {
+            return new HiddenListener();
+        }
+    }
+
+    @Test
+    void aListenerTheBeanDefinitionHidesStopsTheContextInsteadOfNeverRunning() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(MailboxAutoConfiguration.class))
+                .withUserConfiguration(HiddenApp.class)
+                .withPropertyValues("mailbox.mailboxes.orders.backend=memory",
+                        "mailbox.mailboxes.orders.type=" + Order.class.getName())
+                .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+                        .hasMessageContaining("bean 'sink'")
+                        .hasMessageContaining(HiddenListener.class.getName() + ".on")
+                        .hasMessageContaining(OrderSink.class.getName()));
+    }
+
+    /** A listener whose body type is its bean's type argument. */
+    static class Forwarder<T> {
+        final Recorder<T> got = new Recorder<>();
+
+        @MailboxListener("forwarded")
+        void on(T body) {
+            got.add(body);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class GenericApp {
+        @Bean
+        Forwarder<Order> forwarder() {
+            return new Forwarder<>();
+        }
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void aListenersTypeVariableIsResolvedFromItsBeanDefinition() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(MailboxAutoConfiguration.class))
+                .withUserConfiguration(GenericApp.class)
+                .withPropertyValues("mailbox.mailboxes.forwarded.backend=memory")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBeanNamesForType(ResolvableType.forClassWithGenerics(Mailbox.class,
+                            Order.class))).containsExactly("forwarded");
+                    ((Mailbox<Order>) context.getBean("forwarded")).send(new Order("f-1", 1));
+                    assertThat(((Forwarder<Order>) context.getBean("forwarder")).got
+                            .awaitCount(1, Duration.ofSeconds(10))).containsExactly(new Order("f-1", 1));
+                });
+    }
+
     @Test
     void fifoIsRefusedUntilTheBackendsOfferIt() {
         runner().withPropertyValues("mailbox.mailboxes.orders.fifo=true")

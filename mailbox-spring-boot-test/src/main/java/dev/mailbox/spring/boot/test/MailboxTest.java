@@ -30,8 +30,9 @@ import org.springframework.core.annotation.AliasFor;
  * }</pre>
  *
  * Listeners and handlers run as in the application, on the in-memory mailboxes. A message that a listener
- * received is not removed from the record; dead letters moved by the backend appear in the dead-letter
- * mailbox's count, not in its record of sends.
+ * received is not removed from the record; dead letters moved by the backend, and the results a
+ * {@code @MainLoopHandler} sends to a declared mailbox named as a request's reply-to, reach that mailbox (its
+ * count, its listener) but not its record of sends.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)

@@ -20,7 +20,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Who may do what: bearer tokens (kept as salted SHA-256 hashes) and grants of roles over namespaces,
  * each read from a file and read again when the file changes (checked at most once a second). A file
- * that stops parsing keeps the last good version in force and says why in the log.
+ * that stops parsing, or that holds no entry at all (emptied: it would lock every principal out), is refused
+ * at start, and while running keeps the last good version in force and says why in the log.
  *
  * <p>Tokens file, one line per token: {@code principal:salt-hex:sha256-hex(salt || token)}. Rules file, one
  * grant per line: {@code principal role namespace[,namespace...]}, where a namespace is a name, a prefix
@@ -88,10 +89,20 @@ public final class AccessPolicy {
      * @throws IllegalArgumentException if a file does not parse, naming the line
      */
     public AccessPolicy(@Nullable Path tokensFile, Path rulesFile) {
+        this(tokensFile, rulesFile, System::nanoTime);
+    }
+
+    /**
+     * @param nanos the clock that paces the checks for changed files (tests step it)
+     */
+    AccessPolicy(@Nullable Path tokensFile, Path rulesFile, java.util.function.LongSupplier nanos) {
         this.tokensFile = tokensFile;
         this.rulesFile = rulesFile;
+        this.nanos = nanos;
         reload(true);
     }
+
+    private final java.util.function.LongSupplier nanos;
 
     /**
      * @param principal who holds the token
@@ -137,7 +148,7 @@ public final class AccessPolicy {
     }
 
     private void maybeReload() {
-        long now = System.nanoTime();
+        long now = nanos.getAsLong();
         if (now - checkedAt > RECHECK_NANOS) {
             synchronized (this) {
                 if (now - checkedAt > RECHECK_NANOS) {
@@ -171,7 +182,7 @@ public final class AccessPolicy {
                 }
             }
         }
-        checkedAt = System.nanoTime();
+        checkedAt = nanos.getAsLong();
     }
 
     private List<Grant> parseRules(List<String> lines) {
@@ -199,6 +210,13 @@ public final class AccessPolicy {
             }
             out.add(new Grant(parts[0], role, List.copyOf(namespaces)));
         }
+        if (out.isEmpty()) {
+            // a file emptied by mistake (or caught half-written by an editor) would refuse every principal, the
+            // nodes and the admins included: refused like any file that does not parse
+            throw new IllegalArgumentException(rulesFile + " holds no grants (it is empty or all comments), which "
+                    + "would refuse every caller, nodes and admins included; give at least one 'principal role "
+                    + "namespaces' line");
+        }
         return List.copyOf(out);
     }
 
@@ -220,6 +238,11 @@ public final class AccessPolicy {
                 throw new IllegalArgumentException(tokensFile + " line " + (i + 1) + ": " + e.getMessage()
                         + " (make lines with: mailboxctl security token PRINCIPAL)");
             }
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException(tokensFile + " holds no tokens (it is empty or all comments), which "
+                    + "would refuse every caller that presents a token, nodes included; make lines with: mailboxctl "
+                    + "security token PRINCIPAL (leave the tokens file out if every caller presents a certificate)");
         }
         return List.copyOf(out);
     }

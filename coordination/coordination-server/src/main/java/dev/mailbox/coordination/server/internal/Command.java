@@ -46,6 +46,8 @@ public sealed interface Command {
                     u.modifiedAtMillis(), now);
         } else if (this instanceof DeleteQueue d) {
             return new DeleteQueue(d.name(), now);
+        } else if (this instanceof ImportChunk c) {
+            return new ImportChunk(c.importId(), c.offset(), c.data(), c.crc32c(), c.last(), now);
         }
         SetPolicy p = (SetPolicy) this;
         return new SetPolicy(p.namespace(), p.ttlMillis(), p.heartbeatMillis(), p.graceMillis(), now);
@@ -156,5 +158,18 @@ public sealed interface Command {
 
     /** Deletes a queue record (format 4). */
     record DeleteQueue(String name, long now) implements Command {
+    }
+
+    /**
+     * One piece of a backup file being imported (format 7): see {@code ImportChunk} in coordinator_state.proto.
+     *
+     * @param importId the file's hex SHA-256
+     * @param offset   where the piece starts in the file
+     * @param data     the piece
+     * @param crc32c   its CRC-32C
+     * @param last     whether it ends the file
+     */
+    record ImportChunk(String importId, long offset, com.google.protobuf.ByteString data, int crc32c, boolean last,
+                       long now) implements Command {
     }
 }

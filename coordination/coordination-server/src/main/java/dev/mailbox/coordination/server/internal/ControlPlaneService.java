@@ -65,7 +65,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -125,6 +124,20 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         StateDigest digest();
 
         /**
+         * @param index a command's log index
+         * @return completes once this node has applied it
+         */
+        CompletableFuture<Void> awaitApplied(long index);
+
+        /**
+         * Writes this node's state as a backup into a file of its own (see {@link LeaseStateMachine#export}).
+         *
+         * @return the file, open and unlinked
+         * @throws java.io.IOException if it cannot be written
+         */
+        LeaseStateMachine.ExportFile export() throws java.io.IOException;
+
+        /**
          * @param nodeId  a coordinator to add
          * @param address its Raft address
          * @throws java.io.IOException if the change does not go through
@@ -147,8 +160,9 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
     /**
      * @param node the node
      * @param raft the node's way into the replicated state
-     * @param maxWatchBacklog how many live route changes may queue for a stalled watcher before its
-     *                        watch is ended (see {@code CoordinatorNode.Builder.maxWatchBacklog})
+     * @param maxWatchBacklog how many route changes a caught-up watcher may fall behind (its stream not
+     *                        taking them) before its watch is ended (see
+     *                        {@code CoordinatorNode.Builder.maxWatchBacklog})
      * @param readDefaults    the consistency of a read whose request does not say, by operation key
      *                        ({@code ReadOperation.key()}: get-lease, list-leases, list-nodes, partition-map,
      *                        get-namespace, list-namespaces, list-routes, export-state, get-queue, list-queues); LEADER_LEASE
@@ -444,35 +458,245 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         changeMembership(() -> node.removeMember(r.getNodeId()), "remove coordinator '" + r.getNodeId() + "'", out);
     }
 
+    /**
+     * The whole state in one message is not served any more: it cost the coordinators (the leader that built it,
+     * the follower that relayed it) several copies of the state at once, and took one past its heap (issue 30,
+     * findings 1 and 2). Backups stream: {@link #exportStateStream}, {@link #importStateChunk}.
+     */
     @Override
     public void exportState(ExportStateRequest r, StreamObserver<ExportStateReply> out) {
         if (refuseConsistency(r.getConsistency(), r.getConsistencyValue(), out)) {
             return;
         }
-        view(consistency(r.getConsistency(), "export-state"), View.Kind.STATE, "", ExportStateReply.parser(), out);
+        out.onError(new StatusRuntimeException(Status.FAILED_PRECONDITION.withDescription(WHOLE_STATE)));
     }
 
+    /** See {@link #exportState}. */
     @Override
     public void importState(ImportStateRequest r, StreamObserver<ImportStateReply> out) {
-        String bad = CoordinationLimits.exportedStateProblem(r.getSnapshot().size());
-        LeaseTable imported = null;
-        if (bad == null) {
+        out.onError(new StatusRuntimeException(Status.FAILED_PRECONDITION.withDescription(WHOLE_STATE)));
+    }
+
+    private static final String WHOLE_STATE = "this coordinator exports and imports backups in chunks "
+            + "(ExportStateStream, ImportStateChunk), never the whole state in one message: use a client (mailboxctl) "
+            + "of this version";
+
+    /** At most this many exports run at once on one coordinator: each writes a copy of the state to disk. */
+    static final int MAX_EXPORTS = 2;
+    /** An export whose client takes nothing for this long is ended, its file closed. */
+    static final long EXPORT_STALL_MILLIS = 60_000;
+    /** How long an export waits for this node to apply what the leader had applied when it was asked. */
+    static final long EXPORT_CATCH_UP_MILLIS = 30_000;
+    private final java.util.concurrent.Semaphore exports = new java.util.concurrent.Semaphore(MAX_EXPORTS);
+    private static final java.util.concurrent.ScheduledExecutorService EXPORTS =
+            java.util.concurrent.Executors.newScheduledThreadPool(MAX_EXPORTS, r -> {
+                Thread t = new Thread(r, "coordinator-export");
+                t.setDaemon(true);
+                return t;
+            });
+
+    /**
+     * Streams the state as a backup file, from this node's own state once it has applied everything the leader
+     * had applied when asked (LINEARIZABLE, LEADER_LEASE; STALE: as this node has it): the state is written to a
+     * file of this node's (under its read lock, as a snapshot is), then sent a chunk at a time as the client takes
+     * them. Memory: whatever the state's size, a chunk being read and one being sent; at most {@link #MAX_EXPORTS}
+     * exports at once (more: RESOURCE_EXHAUSTED); a client that takes nothing for {@link #EXPORT_STALL_MILLIS}
+     * loses its export.
+     */
+    @Override
+    public void exportStateStream(ExportStateRequest r, StreamObserver<dev.mailbox.coordination.proto.ExportStateChunk> out) {
+        if (refuseConsistency(r.getConsistency(), r.getConsistencyValue(), out)) {
+            return;
+        }
+        if (!exports.tryAcquire()) {
+            out.onError(new StatusRuntimeException(Status.RESOURCE_EXHAUSTED.withDescription("this coordinator runs "
+                    + MAX_EXPORTS + " exports already; try again when one ends")));
+            return;
+        }
+        ServerCallStreamObserver<dev.mailbox.coordination.proto.ExportStateChunk> call =
+                (ServerCallStreamObserver<dev.mailbox.coordination.proto.ExportStateChunk>) out;
+        ExportStream stream = new ExportStream(call, exports::release);
+        call.setOnReadyHandler(stream::pump);
+        call.setOnCancelHandler(stream::close);
+        Consistency consistency = consistency(r.getConsistency(), "export-state");
+        CompletableFuture<Void> caughtUp = consistency == Consistency.STALE ? CompletableFuture.completedFuture(null)
+                : read(consistency, Query.newBuilder().setView(View.newBuilder().setKind(View.Kind.PARTITIONS)).build())
+                        .thenCompose(bytes -> {
+                            long leaderApplied;
+                            try {
+                                leaderApplied = PartitionMapReply.parseFrom(bytes).getAppliedIndex();
+                            } catch (InvalidProtocolBufferException e) {
+                                throw new CompletionException(e);
+                            }
+                            return node.awaitApplied(leaderApplied).orTimeout(EXPORT_CATCH_UP_MILLIS,
+                                    java.util.concurrent.TimeUnit.MILLISECONDS);
+                        });
+        caughtUp.thenApplyAsync(v -> {
             try {
-                imported = LeaseTable.readFrom(r.getSnapshot().newInput());
+                return node.export();
             } catch (java.io.IOException e) {
-                bad = "not a coordinator snapshot this version reads: " + e.getMessage();
+                throw new CompletionException(e);
+            }
+        }, EXPORTS).whenComplete((file, e) -> {
+            if (e != null) {
+                stream.fail(e instanceof CompletionException && e.getCause() instanceof java.util.concurrent.TimeoutException
+                        ? new StatusRuntimeException(Status.UNAVAILABLE.withDescription("this coordinator did not catch "
+                        + "up with the leader within " + EXPORT_CATCH_UP_MILLIS + " ms: export from another one"))
+                        : unavailable(e));
+            } else {
+                stream.begin(file);
+            }
+        });
+    }
+
+    /** One export: its file, sent a chunk at a time while the call can take one. */
+    private static final class ExportStream {
+        private final ServerCallStreamObserver<dev.mailbox.coordination.proto.ExportStateChunk> call;
+        private final Runnable release;
+        private LeaseStateMachine.@Nullable ExportFile file; // guarded by this
+        private long offset; // guarded by this
+        private boolean done; // guarded by this
+        private long progressAt = System.nanoTime(); // guarded by this
+        private final java.security.MessageDigest sha;
+        private final java.nio.ByteBuffer buffer = java.nio.ByteBuffer.allocate(CoordinationLimits.MAX_IMPORT_CHUNK_BYTES);
+        private java.util.concurrent.@Nullable ScheduledFuture<?> watchdog;
+
+        ExportStream(ServerCallStreamObserver<dev.mailbox.coordination.proto.ExportStateChunk> call, Runnable release) {
+            this.call = call;
+            this.release = release;
+            try {
+                this.sha = java.security.MessageDigest.getInstance("SHA-256");
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException("SHA-256 is missing from this JVM", e);
             }
         }
-        if (bad != null || imported == null) {
+
+        synchronized void begin(LeaseStateMachine.ExportFile f) {
+            if (done) { // cancelled while the file was written
+                closeQuietly(f.channel());
+                return;
+            }
+            file = f;
+            progressAt = System.nanoTime();
+            watchdog = EXPORTS.scheduleWithFixedDelay(this::checkStalled, 1, 1, java.util.concurrent.TimeUnit.SECONDS);
+            pump();
+        }
+
+        synchronized void pump() {
+            LeaseStateMachine.ExportFile f = file;
+            if (f == null || done) {
+                return;
+            }
+            try {
+                while (!done && call.isReady()) {
+                    buffer.clear();
+                    int n = 0;
+                    while (buffer.hasRemaining() && offset + n < f.size()) {
+                        int read = f.channel().read(buffer, offset + n);
+                        if (read < 0) {
+                            throw new java.io.IOException("the export file ended at " + (offset + n) + " of " + f.size()
+                                    + " bytes");
+                        }
+                        n += read;
+                    }
+                    buffer.flip();
+                    com.google.protobuf.ByteString data = com.google.protobuf.ByteString.copyFrom(buffer);
+                    java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+                    buffer.rewind();
+                    crc.update(buffer);
+                    buffer.rewind();
+                    sha.update(buffer);
+                    var chunk = dev.mailbox.coordination.proto.ExportStateChunk.newBuilder().setOffset(offset)
+                            .setData(data).setCrc32C((int) crc.getValue());
+                    if (offset == 0) {
+                        chunk.setTotalBytes(f.size()).setAppliedIndex(f.appliedIndex());
+                    }
+                    offset += n;
+                    boolean last = offset >= f.size();
+                    if (last) {
+                        chunk.setLast(true).setSha256(com.google.protobuf.ByteString.copyFrom(sha.digest()));
+                    }
+                    call.onNext(chunk.build());
+                    progressAt = System.nanoTime();
+                    if (last) {
+                        call.onCompleted();
+                        close();
+                    }
+                }
+            } catch (java.io.IOException | RuntimeException e) {
+                fail(new StatusRuntimeException(Status.INTERNAL.withDescription("export failed on this coordinator: "
+                        + e.getMessage())));
+            }
+        }
+
+        synchronized void checkStalled() {
+            if (!done && System.nanoTime() - progressAt > java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+                    EXPORT_STALL_MILLIS)) {
+                fail(new StatusRuntimeException(Status.RESOURCE_EXHAUSTED.withDescription("the export took nothing for "
+                        + EXPORT_STALL_MILLIS + " ms; it was ended")));
+            }
+        }
+
+        synchronized void fail(StatusRuntimeException status) {
+            if (done) {
+                return;
+            }
+            try {
+                call.onError(status);
+            } catch (RuntimeException e) {
+                // the call ended under us
+            }
+            close();
+        }
+
+        synchronized void close() {
+            if (done) {
+                return;
+            }
+            done = true;
+            if (watchdog != null) {
+                watchdog.cancel(false);
+            }
+            if (file != null) {
+                closeQuietly(file.channel());
+            }
+            release.run();
+        }
+
+        private static void closeQuietly(java.nio.channels.FileChannel channel) {
+            try {
+                channel.close();
+            } catch (java.io.IOException e) {
+                // read-only, unlinked: nothing to lose
+            }
+        }
+    }
+
+    /**
+     * One chunk of a backup being imported: checked here (size, checksum) and then proposed, to be applied by every
+     * member into the import's staged state (see {@link LeaseTable}). Memory: the chunk, at most
+     * {@link CoordinationLimits#MAX_IMPORT_CHUNK_BYTES}.
+     */
+    @Override
+    public void importStateChunk(dev.mailbox.coordination.proto.ImportChunkRequest r,
+                                 StreamObserver<dev.mailbox.coordination.proto.ImportChunkReply> out) {
+        Command.ImportChunk c = new Command.ImportChunk(r.getImportId(), r.getOffset(), r.getData(), r.getCrc32C(),
+                r.getLast(), 0);
+        String bad = LeaseTable.problem(c);
+        if (bad != null) {
             out.onError(invalid(bad));
             return;
         }
-        ImportStateReply reply = ImportStateReply.newBuilder().setNamespaces(imported.namespaces().size())
-                .setLeases((int) imported.leases().stream()
-                        .filter(l -> !l.namespace().equals(CoordinationLimits.NODES_NAMESPACE)).count())
-                .setNodes(imported.nodes().size()).build();
-        whenApplied(raft.write(new Command.Restore(r.getSnapshot(), 0)), out, o -> answer(out, reply));
+        whenApplied(raft.write(c), out, o -> {
+            var reply = dev.mailbox.coordination.proto.ImportChunkReply.newBuilder().setNextOffset(o.nextOffset())
+                    .setDone(o.imported() != null);
+            if (o.imported() != null) {
+                reply.setImported(o.imported());
+            }
+            answer(out, reply.build());
+        });
     }
+
 
     /**
      * Runs a membership change (it blocks while the leader brings a new member up to date, on this call's
@@ -755,108 +979,73 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             return;
         }
         ServerCallStreamObserver<RouteEvent> call = (ServerCallStreamObserver<RouteEvent>) out;
-        RouteSink sink = new RouteSink(call);
-        call.setOnReadyHandler(sink::ready);
+        RouteSink sink = new RouteSink(call, r.getSnapshotInParts());
+        call.setOnReadyHandler(sink::pump);
         Runnable cancel = node.watchRoutes(r.getFromRevision(), sink);
-        sink.remove = cancel;
         call.setOnCancelHandler(cancel);
-        if (call.isCancelled() || sink.cut) {
+        if (call.isCancelled()) {
             cancel.run();
+            return;
         }
+        sink.pump(); // the first events, here rather than under the state machine's lock
     }
 
     /**
-     * One watcher's stream. gRPC queues whatever is sent to a stream that cannot take it, so live changes
-     * sent while the stream is not ready are counted, and past {@link #maxWatchBacklog} the watch is ended:
-     * a stalled watcher costs a bounded amount of memory and resumes from its revision when it reconnects.
+     * One watcher's stream. The hub sends it events only while gRPC says the stream takes them, so nothing
+     * queues here: a stalled watcher falls behind in the hub's shared log, and past {@link #maxWatchBacklog}
+     * changes it is ended (and resumes from its revision when it reconnects).
      */
     private final class RouteSink implements RouteHub.Sink {
         private final ServerCallStreamObserver<RouteEvent> call;
-        private final AtomicInteger backlog = new AtomicInteger();
-        volatile @Nullable Runnable remove;
-        volatile boolean cut;
+        private final boolean parts;
+        private volatile Runnable pump = () -> { };
 
-        RouteSink(ServerCallStreamObserver<RouteEvent> call) {
+        RouteSink(ServerCallStreamObserver<RouteEvent> call, boolean parts) {
             this.call = call;
+            this.parts = parts;
         }
 
-        void ready() {
-            backlog.set(0);
-        }
-
-        @Override
-        public void snapshot(long revision, List<Route> routes) {
-            RouteEvent.Builder b = RouteEvent.newBuilder().setRevision(revision).setSnapshot(true);
-            routes.forEach(x -> b.addRoutes(Protos.toProto(x)));
-            send(b.build());
+        void pump() {
+            pump.run();
         }
 
         @Override
-        public void change(LeaseTable.RouteChange c, boolean live) {
-            if (cut) {
-                return;
+        public boolean isReady() {
+            return !call.isCancelled() && call.isReady();
+        }
+
+        @Override
+        public void send(RouteEvent event) {
+            try {
+                call.onNext(event);
+            } catch (RuntimeException e) {
+                // the call ended under us; the cancel handler removes this watcher
             }
-            if (!live || call.isReady()) {
-                backlog.set(0);
-            } else if (backlog.incrementAndGet() > maxWatchBacklog) {
-                cutOff(c.revision());
-                return;
-            }
-            send(eventOf(c));
         }
 
         @Override
-        public void ended(String why) {
-            end(Status.UNAVAILABLE.withDescription(why + "; reconnect (to another coordinator) with from_revision "
-                    + "set to the last revision applied to resume"));
-        }
-
-        private void cutOff(long revision) {
-            end(Status.RESOURCE_EXHAUSTED.withDescription("this route watcher fell more than " + maxWatchBacklog
-                    + " changes behind (at revision " + revision + "); reconnect with from_revision set to the last "
-                    + "revision applied to resume"));
-        }
-
-        private void end(Status status) {
-            cut = true;
+        public void end(Status status) {
             try {
                 call.onError(status.asRuntimeException());
             } catch (RuntimeException e) {
                 // the call ended under us
             }
-            Runnable r = remove;
-            if (r != null) {
-                r.run();
-            }
         }
 
-        private void send(RouteEvent event) {
-            try {
-                if (!call.isCancelled()) {
-                    call.onNext(event);
-                }
-            } catch (RuntimeException e) {
-                // the call ended under us; the cancel handler removes this watcher
-            }
+        @Override
+        public boolean inParts() {
+            return parts;
         }
-    }
 
-    private LeaseTable.@Nullable RouteChange lastChange; // guarded by this
-    private @Nullable RouteEvent lastEvent; // guarded by this
-
-    /** Every watcher is sent the same change in turn: build its message once, not once per watcher. */
-    private synchronized RouteEvent eventOf(LeaseTable.RouteChange c) {
-        if (lastChange != c || lastEvent == null) {
-            RouteEvent.Builder b = RouteEvent.newBuilder().setRevision(c.revision());
-            if (c.route() != null) {
-                b.addRoutes(Protos.toProto(c.route()));
-            } else {
-                b.addRemoved(c.mailboxId());
-            }
-            lastEvent = b.build();
-            lastChange = c;
+        @Override
+        public int maxBacklog() {
+            return maxWatchBacklog;
         }
-        return lastEvent;
+
+        @Override
+        public void attach(Runnable pump) {
+            this.pump = pump;
+        }
     }
 
     private CompletableFuture<byte[]> read(Consistency consistency, Query query) {

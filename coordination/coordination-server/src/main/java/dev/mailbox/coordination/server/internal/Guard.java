@@ -50,7 +50,7 @@ public final class Guard implements ServerInterceptor {
     /** Methods that change the cluster's configuration: every outcome is audited. */
     private static final Set<String> ADMIN_ACTIONS = Set.of("RevokeLease", "ReclaimLease", "SetLeasePolicy",
             "CreateNamespace", "AddMember", "RemoveMember", "ImportState", "ExportState", "CreateQueue", "UpdateQueue",
-            "DeleteQueue");
+            "DeleteQueue", "ExportStateStream", "ImportStateChunk");
 
     /**
      * Which queue names a {@code ListQueues} caller may see, or absent when it may see every queue (or security
@@ -245,7 +245,8 @@ public final class Guard implements ServerInterceptor {
                     "set lease policies");
             case "CreateNamespace" -> adminOf(principal, ((CreateNamespaceRequest) request).getName(),
                     "create namespaces");
-            case "AddMember", "RemoveMember", "ImportState", "ExportState" -> adminOf(principal, "*",
+            case "AddMember", "RemoveMember", "ImportState", "ExportState", "ExportStateStream", "ImportStateChunk" ->
+                    adminOf(principal, "*",
                     "change the cluster's membership or state");
             case "GetLease" -> readOf(principal, CoordinationLimits.namespaceOf(((GetLeaseRequest) request).getMailboxId()));
             case "GetLeasePolicy" -> readOf(principal, ((GetLeasePolicyRequest) request).getNamespace());

@@ -162,12 +162,17 @@ public final class LeaseStateMachine extends BaseStateMachine {
         } finally {
             lock.writeLock().unlock();
         }
+        wakeWaiters();
     }
 
-    /** How an operator gets a node past a snapshot it cannot load (README: Operating the coordinator). */
-    static final String RECOVERY = ". The node does not start on it: remove this member from the cluster "
+    /**
+     * How an operator gets a node past a snapshot or a log segment it cannot load (README: Operating the
+     * coordinator; docs/operations-hardening.md).
+     */
+    public static final String RECOVERY = ". The node does not start on it: remove this member from the cluster "
             + "(mailboxctl cluster remove-member), empty its data dir, start it as a joining member and add it back "
-            + "(mailboxctl cluster add-member); it then copies the leader's state";
+            + "(mailboxctl cluster add-member); it then copies the leader's state. Or empty its data dir and start it "
+            + "with --initial-cluster-state replace, which does both";
 
     /**
      * Checks a snapshot against the MD5 written beside it when it was taken: a snapshot edited or damaged
@@ -224,13 +229,13 @@ public final class LeaseStateMachine extends BaseStateMachine {
             if (latest != null && latest.getTermIndex().equals(last) && file.isFile()) {
                 return last.getIndex(); // taken already, at this very index
             }
-            Files.createDirectories(file.getParentFile().toPath());
+            PrivateFiles.directory(file.getParentFile().toPath());
             File tmp = new File(file.getParentFile(), file.getName() + ".tmp");
             MD5Hash md5;
             try {
                 try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(tmp.toPath(),
-                        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE,
-                        java.nio.file.StandardOpenOption.TRUNCATE_EXISTING);
+                        java.util.Set.of(java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE,
+                                java.nio.file.StandardOpenOption.TRUNCATE_EXISTING), PrivateFiles.file());
                      OutputStream out = new BufferedOutputStream(java.nio.channels.Channels.newOutputStream(channel))) {
                     table.writeTo(out);
                     out.flush();
@@ -239,6 +244,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
                 // the checksum first: a snapshot file under its final name always has one
                 md5 = MD5FileUtil.computeMd5ForFile(tmp);
                 MD5FileUtil.saveMD5File(file, md5);
+                PrivateFiles.restrictFile(MD5FileUtil.getDigestFileForFile(file).toPath());
                 Files.move(tmp.toPath(), file.toPath(), StandardCopyOption.ATOMIC_MOVE,
                         StandardCopyOption.REPLACE_EXISTING);
             } catch (IOException | RuntimeException e) {
@@ -297,7 +303,10 @@ public final class LeaseStateMachine extends BaseStateMachine {
             if (change != null) {
                 routes.publish(change);
             }
-            if (decoded.command() instanceof Command.Restore && outcome.isOk()) {
+            // an import's last chunk answers with the file's size (> 0); a retried one, answered as done, with 0
+            boolean imported = decoded.command() instanceof Command.ImportChunk && outcome.imported() != null
+                    && outcome.nextOffset() > 0;
+            if ((decoded.command() instanceof Command.Restore && outcome.isOk()) || imported) {
                 // a whole table arrived: leases get a full TTL from now, watchers a fresh snapshot
                 deadlines.resetAll(table, System.nanoTime());
                 routes.resync(table);
@@ -321,6 +330,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
         } finally {
             lock.writeLock().unlock();
         }
+        wakeWaiters();
         if (trx.getStateMachineContext() instanceof Started started) { // on the leader that took it
             events.committed(System.nanoTime() - started.nanos());
         }
@@ -400,17 +410,23 @@ public final class LeaseStateMachine extends BaseStateMachine {
                 }
                 case VIEW -> answer = Views.answer(query.getView(), table);
                 case RENEW, RENEW_BATCH -> {
-                    if (!renewHere || !isLeader()) {
+                    if (!renewHere) {
                         // only the leader's deadlines count; a renewal anywhere else would be lost
                         return CompletableFuture.failedFuture(new IllegalStateException(
                                 "renewals are served by the leader only"));
                     }
+                    if (!isLeader()) {
+                        // Ratis sent it here as to the leader, and leadership moved since (a hand-over): the
+                        // caller's retry finds the new leader, so this is UNAVAILABLE, never a refusal
+                        return CompletableFuture.failedFuture(new IllegalStateException("this node does not lead"));
+                    }
                     long now = System.nanoTime();
+                    long term = currentTerm();
                     if (query.hasRenew()) {
-                        answer = renew(query.getRenew(), now).toProto();
+                        answer = renew(query.getRenew(), now, term).toProto();
                     } else {
                         Outcomes.Builder b = Outcomes.newBuilder();
-                        query.getRenewBatch().getRenewalsList().forEach(r -> b.addOutcomes(renew(r, now).toProto()));
+                        query.getRenewBatch().getRenewalsList().forEach(r -> b.addOutcomes(renew(r, now, term).toProto()));
                         answer = b.build();
                     }
                 }
@@ -425,14 +441,34 @@ public final class LeaseStateMachine extends BaseStateMachine {
         return CompletableFuture.completedFuture(answer.toByteArray());
     }
 
-    /** Checks one renewal against the table and pushes its deadline back. Holds the read lock. */
-    private Outcome renew(Renew r, long now) {
+    /**
+     * Checks one renewal against the table and pushes its deadline back. Holds the read lock.
+     *
+     * @param term the term this node leads in
+     */
+    private Outcome renew(Renew r, long now, long term) {
         Outcome o = table.checkRenew(r.getMailboxId(), r.getLeaseId(), r.getEpoch());
-        if (o.isOk() && !deadlines.renew(r.getMailboxId(), r.getLeaseId(), now)) {
+        if (o.isOk() && !deadlines.renew(o.lease(), table.policy(o.lease().namespace()).grace().toMillis(), now, term)) {
             o = Outcome.refused(o.lease(), "lease " + r.getLeaseId() + " of mailbox '" + r.getMailboxId()
                     + "' is expiring");
         }
         return o;
+    }
+
+    /** @return the index of the last entry in this node's log, or -1 */
+    private long lastLogIndex() {
+        RaftServer.Division division = division();
+        if (division == null) {
+            return -1;
+        }
+        TermIndex last = division.getRaftLog().getLastEntryTermIndex();
+        return last == null ? -1 : last.getIndex();
+    }
+
+    /** @return the term as this node sees it, or -1 without a division */
+    private long currentTerm() {
+        RaftServer.Division division = division();
+        return division == null ? -1 : division.getInfo().getCurrentTerm();
     }
 
     private boolean isLeader() {
@@ -458,6 +494,17 @@ public final class LeaseStateMachine extends BaseStateMachine {
         } finally {
             lock.readLock().unlock();
         }
+    }
+
+    /**
+     * @param mailboxId a mailbox
+     * @param leaseId   its lease
+     * @param nowNanos  {@link System#nanoTime()}
+     * @return how long until that lease's deadline, in milliseconds (0 once due), or -1 if this node tracks no
+     *         deadline for it (deadlines are the leader's: elsewhere they are not kept up to date)
+     */
+    public long millisLeft(String mailboxId, long leaseId, long nowNanos) {
+        return deadlines.millisLeft(mailboxId, leaseId, nowNanos);
     }
 
     /**
@@ -502,7 +549,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
     public Runnable watchRoutes(long fromRevision, RouteHub.Sink sink) {
         lock.readLock().lock();
         try {
-            return routes.subscribe(fromRevision, table, sink);
+            return routes.subscribe(fromRevision, lastLogIndex(), table, sink);
         } finally {
             lock.readLock().unlock();
         }
@@ -540,18 +587,95 @@ public final class LeaseStateMachine extends BaseStateMachine {
         }
     }
 
-    /** @return a fingerprint of the state this node has applied */
+    /** @return a fingerprint of the state this node has applied (computed as it is written: no copy of the state) */
     public StateDigest digest() {
         lock.readLock().lock();
         try {
             long index = table.appliedIndex();
-            java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
-            return new StateDigest(index, java.util.HexFormat.of().formatHex(sha.digest(snapshotBytes())));
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+            java.security.MessageDigest sha = SnapshotParser.sha256();
+            try (OutputStream out = new BufferedOutputStream(new java.security.DigestOutputStream(
+                    OutputStream.nullOutputStream(), sha), 1 << 16)) {
+                table.writeTo(out);
+            }
+            return new StateDigest(index, java.util.HexFormat.of().formatHex(sha.digest()));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e); // writing to nowhere does not fail
         } finally {
             lock.readLock().unlock();
         }
+    }
+
+    /**
+     * A state written for a backup: its file, open for reading and already unlinked (nothing is left behind
+     * however the export ends), how large it is and the log index it is as of.
+     *
+     * @param channel      the file, to read from the start
+     * @param size         its size
+     * @param appliedIndex the index of the last command in it
+     */
+    public record ExportFile(java.nio.channels.FileChannel channel, long size, long appliedIndex) {
+    }
+
+    /**
+     * Writes the state as a backup (the snapshot format with the SHA-256 of its bytes in its end record) into a new
+     * {@code 0600} file in {@code dir}, under the read lock as a snapshot is: applying waits meanwhile, as it does for
+     * a snapshot. Memory: a write buffer, whatever the state's size.
+     *
+     * @param dir where to put the file
+     * @return the file
+     * @throws IOException if it cannot be written
+     */
+    public ExportFile export(java.nio.file.Path dir) throws IOException {
+        PrivateFiles.directory(dir);
+        java.nio.file.Path tmp = Files.createTempFile(dir, "export-", ".tmp", PrivateFiles.file());
+        try {
+            long index;
+            lock.readLock().lock();
+            try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(tmp), 1 << 16)) {
+                table.writeExport(out);
+                index = table.appliedIndex();
+            } finally {
+                lock.readLock().unlock();
+            }
+            java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(tmp,
+                    java.nio.file.StandardOpenOption.READ);
+            long size = channel.size();
+            Files.deleteIfExists(tmp); // readable while open; gone with the export, or with the process
+            return new ExportFile(channel, size, index);
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(tmp);
+            throw e;
+        }
+    }
+
+    /** Calls waiting for this node to apply an index, by index. Guarded by itself. */
+    private final java.util.TreeMap<Long, List<CompletableFuture<Void>>> waiters = new java.util.TreeMap<>();
+
+    /**
+     * @param index a command's log index (as a table's {@code appliedIndex} counts it)
+     * @return completes once this node has applied that index (at once if it has)
+     */
+    public CompletableFuture<Void> awaitApplied(long index) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        synchronized (waiters) {
+            waiters.computeIfAbsent(index, k -> new ArrayList<>()).add(f);
+        }
+        wakeWaiters();
+        return f;
+    }
+
+    private void wakeWaiters() {
+        List<CompletableFuture<Void>> due = new ArrayList<>();
+        synchronized (waiters) {
+            if (waiters.isEmpty()) {
+                return;
+            }
+            long applied = readTable(LeaseTable::appliedIndex);
+            var head = waiters.headMap(applied, true);
+            head.values().forEach(due::addAll);
+            head.clear();
+        }
+        due.forEach(f -> f.complete(null));
     }
 
     private byte[] snapshotBytes() {
@@ -571,6 +695,12 @@ public final class LeaseStateMachine extends BaseStateMachine {
      * In-memory renewal deadlines; meaningful on the leader only. A renewal and the sweeper's decision
      * to expire are atomic per lease, so a renewal that was answered OK is never followed by the
      * expiry of the deadline it replaced.
+     *
+     * <p>Every replica tracks every active lease as it applies the log (followers too, so a follower that
+     * becomes leader has an entry for each), and an entry is only ever replaced or refreshed in place, never
+     * missing while its lease is active: a renewal that finds no entry would be refused, and a new leader must
+     * never refuse a renewal that the old one would have accepted (issue 30, finding 0: the reset on a change of
+     * leader used to empty the map and fill it again while renewals were being served).
      */
     static final class Deadlines {
         private static final class Tracked {
@@ -578,7 +708,8 @@ public final class LeaseStateMachine extends BaseStateMachine {
             final long epoch;
             final long windowNanos;
             long deadline; // guarded by this
-            boolean expiring; // guarded by this
+            /** The term in which this node decided to expire the lease, or -1. Guarded by this. */
+            long expiringInTerm = -1;
 
             Tracked(long leaseId, long epoch, long windowNanos, long deadline) {
                 this.leaseId = leaseId;
@@ -587,24 +718,41 @@ public final class LeaseStateMachine extends BaseStateMachine {
                 this.deadline = deadline;
             }
 
-            synchronized boolean renew(long now) {
-                if (expiring) {
+            /**
+             * @param term the term the renewal is served in
+             * @return false if this leader, in this term, has decided to expire the lease
+             */
+            synchronized boolean renew(long now, long term) {
+                if (expiringInTerm >= 0 && expiringInTerm == term) {
                     return false;
                 }
+                // a decision of an earlier term: by the time this node leads again, an expiry proposed then has been
+                // applied (and the table refused this renewal) or is gone for good, so it no longer counts
+                expiringInTerm = -1;
                 deadline = Math.max(deadline, now + windowNanos);
                 return true;
             }
 
-            synchronized boolean markIfDue(long now) {
-                if (expiring || now - deadline <= 0) {
+            /** A full window from {@code now}, never shortening one that a renewal just set; no decision kept. */
+            synchronized void reset(long now) {
+                expiringInTerm = -1;
+                deadline = Math.max(deadline, now + windowNanos);
+            }
+
+            synchronized boolean markIfDue(long now, long term) {
+                if (expiringInTerm == term || now - deadline <= 0) {
                     return false;
                 }
-                expiring = true;
+                expiringInTerm = term;
                 return true;
             }
 
+            synchronized boolean isExpiring() {
+                return expiringInTerm >= 0;
+            }
+
             synchronized void retry() {
-                expiring = false;
+                expiringInTerm = -1;
             }
         }
 
@@ -617,37 +765,82 @@ public final class LeaseStateMachine extends BaseStateMachine {
         boolean track(Lease l, long graceMillis, long now) {
             Tracked t = byMailbox.get(l.mailboxId());
             if (t != null && t.leaseId == l.leaseId() && t.epoch == l.epoch()) {
-                return t.renew(now); // the same runner acquiring again counts as a renewal
+                // the same runner acquiring again counts as a renewal, unless an expiry has been decided
+                if (t.isExpiring()) {
+                    return false;
+                }
+                t.reset(now);
+                return true;
             }
             long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis() + graceMillis);
             byMailbox.put(l.mailboxId(), new Tracked(l.leaseId(), l.epoch(), window, now + window));
             return true;
         }
 
+        long millisLeft(String mailboxId, long leaseId, long now) {
+            Tracked t = byMailbox.get(mailboxId);
+            if (t == null || t.leaseId != leaseId) {
+                return -1;
+            }
+            synchronized (t) {
+                return Math.max(0, TimeUnit.NANOSECONDS.toMillis(t.deadline - now));
+            }
+        }
+
         void forget(String mailboxId, long leaseId) {
             byMailbox.computeIfPresent(mailboxId, (k, t) -> t.leaseId == leaseId ? null : t);
         }
 
-        boolean renew(String mailboxId, long leaseId, long now) {
-            Tracked t = byMailbox.get(mailboxId);
-            return t != null && t.leaseId == leaseId && t.renew(now);
+        /**
+         * Pushes an active lease's deadline back.
+         *
+         * @param l           the lease as the table holds it (active, the one the renewal names)
+         * @param graceMillis its namespace's grace
+         * @param term        the term the renewal is served in
+         * @return false if this leader has decided, in this term, to expire it
+         */
+        boolean renew(Lease l, long graceMillis, long now, long term) {
+            Tracked t = byMailbox.get(l.mailboxId());
+            if (t == null || t.leaseId != l.leaseId() || t.epoch != l.epoch()) {
+                // the table says the lease is active and this node has no deadline for it (it cannot happen while
+                // every apply tracks what it grants): a deadline from now, rather than refusing a live lease
+                long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis() + graceMillis);
+                t = byMailbox.merge(l.mailboxId(), new Tracked(l.leaseId(), l.epoch(), window, now + window),
+                        (old, fresh) -> old.leaseId == fresh.leaseId && old.epoch == fresh.epoch ? old : fresh);
+            }
+            return t.renew(now, term);
         }
 
+        /**
+         * Gives every active lease of the table a full window from {@code now}, in place: each entry is refreshed
+         * or replaced where it stands, and entries of leases no longer active are dropped afterwards, so a
+         * renewal served meanwhile always finds its lease's entry. The caller holds the read lock (the table does
+         * not change meanwhile).
+         */
         void resetAll(LeaseTable table, long now) {
-            byMailbox.clear();
+            java.util.HashSet<String> active = new java.util.HashSet<>();
             for (Lease l : table.leases()) {
-                if (l.state() == LeaseState.ACTIVE) {
-                    long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis()
-                            + table.policy(l.namespace()).grace().toMillis());
-                    byMailbox.put(l.mailboxId(), new Tracked(l.leaseId(), l.epoch(), window, now + window));
+                if (l.state() != LeaseState.ACTIVE) {
+                    continue;
                 }
+                active.add(l.mailboxId());
+                long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis()
+                        + table.policy(l.namespace()).grace().toMillis());
+                byMailbox.compute(l.mailboxId(), (k, t) -> {
+                    if (t != null && t.leaseId == l.leaseId() && t.epoch == l.epoch() && t.windowNanos == window) {
+                        t.reset(now);
+                        return t;
+                    }
+                    return new Tracked(l.leaseId(), l.epoch(), window, now + window);
+                });
             }
+            byMailbox.keySet().retainAll(active);
         }
 
         List<Command.Expire> due(long now, long term) {
             List<Command.Expire> out = new ArrayList<>();
             byMailbox.forEach((mailbox, t) -> {
-                if (t.markIfDue(now)) {
+                if (t.markIfDue(now, term)) {
                     out.add(new Command.Expire(mailbox, t.leaseId, t.epoch, term, 0));
                 }
             });
@@ -659,6 +852,11 @@ public final class LeaseStateMachine extends BaseStateMachine {
             if (t != null && t.leaseId == leaseId) {
                 t.retry();
             }
+        }
+
+        /** @return how many leases have a deadline (for tests) */
+        int size() {
+            return byMailbox.size();
         }
     }
 }

@@ -77,6 +77,10 @@ public final class LeaseTable {
     private final TreeMap<String, NamespaceInfo> namespaces = new TreeMap<>();
     /** Queue records (format 4 on), by name. */
     private final TreeMap<String, dev.mailbox.coordination.QueueInfo> queues = new TreeMap<>();
+    /** A backup being imported in chunks (format 7), or null; not counted as state until its last chunk. */
+    private @Nullable ImportStaging staging;
+    /** The import that made this state (format 7): a retried chunk of it is answered as done. */
+    private String lastImportId = "";
     private long appliedIndex;
     private long time;
     /** The log index of the last command that changed a route. */
@@ -135,6 +139,9 @@ public final class LeaseTable {
         Route before = mailbox == null ? null : route(mailbox);
         String bad = validate ? problem(command) : null;
         Outcome outcome = bad != null ? Outcome.invalid(bad) : applyCommand(index, term, command);
+        if (staging != null && !(command instanceof Command.ImportChunk) && !isEmpty()) {
+            staging = null; // the cluster holds state now: the import in progress could never complete
+        }
         if (mailbox != null) {
             Route after = route(mailbox);
             if (!Objects.equals(before, after)) {
@@ -191,6 +198,8 @@ public final class LeaseTable {
         } else if (command instanceof Command.DeleteQueue d) {
             dev.mailbox.coordination.QueueInfo gone = queues.remove(d.name());
             return gone == null ? Outcome.noQueue(d.name()) : Outcome.ok(gone, false);
+        } else if (command instanceof Command.ImportChunk c) {
+            return importChunk(index, c);
         }
         throw new IllegalArgumentException("unknown command " + command);
     }
@@ -245,7 +254,7 @@ public final class LeaseTable {
             }
             return bad != null ? bad : CoordinationLimits.labelsProblem(c.labels());
         } else if (command instanceof Command.Restore r) {
-            return CoordinationLimits.exportedStateProblem(r.snapshot().size());
+            return r.snapshot().isEmpty() ? "an exported state must not be empty" : null;
         } else if (command instanceof Command.CreateQueue c) {
             dev.mailbox.coordination.QueueInfo q = c.queue();
             return CoordinationLimits.queueRecordProblem(q.name(), q.attributes(), q.tags(), q.createdAtMillis(),
@@ -255,8 +264,18 @@ public final class LeaseTable {
                     u.removedTags(), u.modifiedAtMillis());
         } else if (command instanceof Command.DeleteQueue d) {
             return CoordinationLimits.queueNameProblem(d.name());
+        } else if (command instanceof Command.ImportChunk c) {
+            return CoordinationLimits.importChunkProblem(c.importId(), c.offset(), c.data().size(), c.crc32c(),
+                    crc32c(c.data()));
         }
         return null;
+    }
+
+    /** @return the CRC-32C of the bytes */
+    static int crc32c(com.google.protobuf.ByteString data) {
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        data.asReadOnlyByteBufferList().forEach(crc::update);
+        return (int) crc.getValue();
     }
 
     private Outcome acquire(long index, Command.Acquire a) {
@@ -493,6 +512,77 @@ public final class LeaseTable {
         } catch (IOException e) {
             return Outcome.invalid("not a coordinator snapshot this version reads: " + e.getMessage());
         }
+        takeOver(index, imported);
+        return Outcome.ok();
+    }
+
+    /**
+     * Applies one chunk of a backup being imported (format 7). The chunks of one file (its import id) are applied
+     * in order into a staged table; one at an offset already applied changes nothing (a retry, or a resumed import
+     * finding where it got to), one past it changes nothing either, and each answer says where the next chunk
+     * starts. A chunk at offset 0 of another file replaces the import in progress. The last chunk makes the staged
+     * state this table's, as {@link #restore} does a whole file, if the table still holds nothing.
+     */
+    private Outcome importChunk(long index, Command.ImportChunk c) {
+        String id = c.importId().substring(0, 12);
+        if (c.importId().equals(lastImportId)) {
+            return Outcome.imported(0, summary(this)); // the import that made this state: a retry of its last chunk
+        }
+        if (!isEmpty()) {
+            staging = null;
+            return Outcome.refused(null, "the cluster already holds state (" + namespaces.size() + " namespace(s), "
+                    + current.size() + " lease(s), " + nodes.size() + " node(s), " + queues.size() + " queue(s)): a "
+                    + "backup is imported only into a new, empty cluster");
+        }
+        ImportStaging s = staging;
+        if (s == null || !s.importId().equals(c.importId())) {
+            if (c.offset() != 0) {
+                return Outcome.refused(null, "import " + id + " is not in progress" + (s == null ? "" : " (import "
+                        + s.importId().substring(0, 12) + " replaced it)") + ": start it again from its beginning");
+            }
+            s = new ImportStaging(c.importId()); // replaces any other: the last importer wins
+            staging = s;
+        }
+        long received = s.received();
+        if (c.offset() != received) {
+            if (c.offset() < received && c.offset() + c.data().size() > received) {
+                return Outcome.invalid("a chunk of import " + id + " at offset " + c.offset() + " overlaps what it has ("
+                        + received + " bytes): chunks start where the last one ended");
+            }
+            return Outcome.importAt(received); // already applied, or a gap: go on from what the import has
+        }
+        try {
+            s.feed(c.data().toByteArray());
+        } catch (IOException e) {
+            staging = null;
+            return Outcome.invalid("not a backup this coordinator reads: " + e.getMessage() + " (import " + id
+                    + " dropped)");
+        }
+        if (!c.last()) {
+            return Outcome.importAt(s.received());
+        }
+        if (!s.ended()) {
+            staging = null;
+            return Outcome.invalid("the backup ends at " + s.received() + " bytes without its end record: it is "
+                    + "truncated (import " + id + " dropped)");
+        }
+        LeaseTable imported = s.staged();
+        takeOver(index, imported);
+        staging = null;
+        lastImportId = c.importId();
+        return Outcome.imported(s.received(), summary(this));
+    }
+
+    /** What a state holds, as an import reports it. */
+    private static dev.mailbox.coordination.proto.ImportStateReply summary(LeaseTable t) {
+        return dev.mailbox.coordination.proto.ImportStateReply.newBuilder().setNamespaces(t.namespaces.size())
+                .setLeases((int) t.current.values().stream()
+                        .filter(l -> !l.namespace().equals(CoordinationLimits.NODES_NAMESPACE)).count())
+                .setNodes(t.nodes.size()).setQueues(t.queues.size()).build();
+    }
+
+    /** Takes on an imported state; this table's position stays its own (see {@link #restore}). */
+    private void takeOver(long index, LeaseTable imported) {
         current.putAll(imported.current);
         history.addAll(imported.history);
         policies.putAll(imported.policies);
@@ -505,7 +595,24 @@ public final class LeaseTable {
         queues.putAll(imported.queues);
         time = Math.max(time, imported.time);
         routesRevision = index;
-        return Outcome.ok();
+    }
+
+    /** @return the backup being imported, or null */
+    @Nullable ImportStaging staging() {
+        return staging;
+    }
+
+    /** @return the id of the import that made this state, or "" */
+    String lastImportId() {
+        return lastImportId;
+    }
+
+    void restoreStaging(ImportStaging staging) {
+        this.staging = staging;
+    }
+
+    void restoreLastImportId(String id) {
+        this.lastImportId = id;
     }
 
     private Outcome createNamespace(Command.CreateNamespace c) {
@@ -706,6 +813,17 @@ public final class LeaseTable {
      */
     public void writeTo(OutputStream out) throws IOException {
         StateCodec.writeSnapshot(this, out);
+    }
+
+    /**
+     * Writes the state as a backup: the snapshot format, without an import in progress, with the SHA-256 of its
+     * bytes in its end record.
+     *
+     * @param out where to
+     * @throws IOException if writing fails
+     */
+    public void writeExport(OutputStream out) throws IOException {
+        StateCodec.writeExport(this, out);
     }
 
     /**

@@ -74,14 +74,23 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         boolean has(String mailbox);
     }
 
+    /**
+     * The most waiting receives that hold a thread each at once: on a backend that cannot park a receive
+     * without one (see {@link dev.mailbox.api.spi.AsyncReceiver}), whatever the node's own limit.
+     */
+    public static final int MAX_BLOCKING_WAITS = 256;
+
     private final String selfAddress;
     private final java.util.concurrent.Executor pool;
+    private final java.util.concurrent.Executor receives;
+    private final java.util.concurrent.Executor blockingPool;
+    private final java.util.concurrent.Semaphore blockingWaits = new java.util.concurrent.Semaphore(MAX_BLOCKING_WAITS);
     private final Hosting hosting;
     private final @Nullable AccessPolicy policy;
     private final dev.mailbox.coordination.ClientSecurity peerSecurity;
     private final List<io.grpc.ClientInterceptor> peerInterceptors;
     private final Function<String, Optional<Route>> routes;
-    private final ConcurrentHashMap<String, ManagedChannel> peers = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Peer> peers = new ConcurrentHashMap<>();
     private final java.util.concurrent.Semaphore waiting;
     private final int maxWaiting;
     private final Counter busy;
@@ -94,7 +103,10 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
      * @param hosting     which mailboxes the node serves itself
      * @param routes      the routing table
      * @param meters      where the counters go
-     * @param pool        where calls that may block run
+     * @param pool        where calls other than receives run (sends, acknowledgements, counts: short ones)
+     * @param receives    where receives start (their first pass; a parked one then holds no thread)
+     * @param blockingPool where the waiting receives of a backend that cannot park them wait, a thread each
+     *                    (at most {@link #MAX_BLOCKING_WAITS} at once)
      * @param maxWaiting  the most receives that may wait at once
      * @param policy       who may do what, or null when security is off
      * @param peerSecurity how this node calls other nodes when it forwards
@@ -102,13 +114,16 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
      */
     public MailboxServiceImpl(String selfAddress, Hosting hosting,
                               Function<String, Optional<Route>> routes, Meters meters,
-                              java.util.concurrent.Executor pool, int maxWaiting, @Nullable AccessPolicy policy,
-                              dev.mailbox.coordination.ClientSecurity peerSecurity,
+                              java.util.concurrent.Executor pool, java.util.concurrent.Executor receives,
+                              java.util.concurrent.Executor blockingPool, int maxWaiting,
+                              @Nullable AccessPolicy policy, dev.mailbox.coordination.ClientSecurity peerSecurity,
                               List<io.grpc.ClientInterceptor> peerInterceptors) {
         this.policy = policy;
         this.peerSecurity = peerSecurity;
         this.peerInterceptors = peerInterceptors;
         this.pool = pool;
+        this.receives = receives;
+        this.blockingPool = blockingPool;
         this.selfAddress = selfAddress;
         this.hosting = hosting;
         this.routes = routes;
@@ -118,36 +133,47 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         this.local = meters.counter("mailbox.node.calls", "path", "local");
         this.forwarded = meters.counter("mailbox.node.calls", "path", "forwarded");
         this.unroutable = meters.counter("mailbox.node.calls", "path", "unroutable");
+        meters.gauge("mailbox.node.receives.waiting", "receives waiting (long-polling) on this node now", waiting,
+                w -> maxWaiting - w.availablePermits());
     }
 
     /**
      * Picks each call's executor: a call for a mailbox this node does not host only starts a
      * non-blocking forward, so it runs on the transport thread, saving a thread hop per forwarded
-     * call; everything else (which may block in a long poll) runs on the pool.
+     * call; a receive starts on the receive threads, so that however many receives arrive at once, sends
+     * and acknowledgements never queue behind them; everything else runs on the pool (the server's executor).
      *
      * @return the supplier for the server builder
      */
     public io.grpc.ServerCallExecutorSupplier executors() {
+        String receive = MailboxServiceGrpc.getReceiveMethod().getFullMethodName();
         return new io.grpc.ServerCallExecutorSupplier() {
             @Override
             public <Q, A> java.util.concurrent.@Nullable Executor getExecutor(io.grpc.ServerCall<Q, A> call,
                                                                            io.grpc.Metadata headers) {
                 String mailbox = headers.get(DataPlane.MAILBOX_HEADER);
-                return mailbox != null && forwardsOnly(mailbox) ? INLINE_EXECUTOR : null;
+                if (mailbox != null && forwardsOnly(mailbox)) {
+                    return INLINE_EXECUTOR;
+                }
+                return call.getMethodDescriptor().getFullMethodName().equals(receive) ? receives : null;
             }
         };
     }
 
     /**
      * A call picked to run inline that finds its mailbox hosted after all (it was hosted in between)
-     * moves to the pool, where blocking is allowed.
+     * moves to {@code executor}, where blocking is allowed.
      */
-    private boolean movedToPool(String mailbox, Runnable handler) {
+    private boolean movedTo(java.util.concurrent.Executor executor, String mailbox, Runnable handler) {
         if (INLINE.get() == Boolean.TRUE && !forwardsOnly(mailbox)) {
-            pool.execute(Context.current().wrap(handler));
+            executor.execute(Context.current().wrap(handler));
             return true;
         }
         return false;
+    }
+
+    private boolean movedToPool(String mailbox, Runnable handler) {
+        return movedTo(pool, mailbox, handler);
     }
 
     /** Whether a call for this mailbox will surely be forwarded: no object here, and a route elsewhere. */
@@ -236,7 +262,9 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
             return null;
         }
         forwarded.increment();
-        MailboxServiceGrpc.MailboxServiceStub stub = MailboxServiceGrpc.newStub(peer(route.get().address()));
+        Peer peer = peer(route.get().address());
+        // the peer's channel stays open while this call runs: released when the call closes (see Peer)
+        MailboxServiceGrpc.MailboxServiceStub stub = MailboxServiceGrpc.newStub(peer.channel).withInterceptors(peer);
         io.grpc.Metadata header = new io.grpc.Metadata();
         if (DataPlane.headerSafe(mailbox)) {
             header.put(DataPlane.MAILBOX_HEADER, mailbox);
@@ -250,8 +278,12 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         if (deadline != null) {
             stub = stub.withDeadline(deadline);
         }
-        forward.accept(stub.withMaxInboundMessageSize(DataPlane.MAX_MESSAGE)
-                .withMaxOutboundMessageSize(DataPlane.MAX_MESSAGE));
+        try {
+            forward.accept(stub.withMaxInboundMessageSize(DataPlane.MAX_MESSAGE)
+                    .withMaxOutboundMessageSize(DataPlane.MAX_MESSAGE));
+        } finally {
+            peer.release(); // the call holds its own use from its start to its close
+        }
         return null;
     }
 
@@ -286,11 +318,121 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         };
     }
 
-    private ManagedChannel peer(String address) {
+    /** A channel to a peer that is in use: release it when done (see {@link Peer#release}). */
+    private Peer peer(String address) {
+        while (true) {
+            Peer p = peers.computeIfAbsent(address, this::openPeer);
+            if (p.acquire()) {
+                return p;
+            }
+            peers.remove(address, p); // closed by a sweep between the lookup and the acquire
+        }
+    }
+
+    private Peer openPeer(String address) {
         // replies are relayed straight to the caller's observer, which never blocks: no executor hop
-        return peers.computeIfAbsent(address, a -> dev.mailbox.coordination.internal.Tls.channel(a, peerSecurity)
-                .directExecutor()
-                .maxInboundMessageSize(DataPlane.MAX_MESSAGE).intercept(peerInterceptors).build());
+        return new Peer(address, dev.mailbox.coordination.internal.Tls.channel(address, peerSecurity)
+                .directExecutor().maxInboundMessageSize(DataPlane.MAX_MESSAGE).intercept(peerInterceptors).build());
+    }
+
+    /**
+     * Closes the channels to peers that no call has used for {@code idleNanos} and that carry no call now. A
+     * peer that moved (a node restarted at another address, a route now naming another node) is no longer
+     * called at its old address, so its channel there goes; a peer still in use keeps its channel, and one
+     * idle a while is reconnected on its next call.
+     *
+     * @param idleNanos how long a channel may go unused
+     * @return how many were closed
+     */
+    public int closeIdlePeers(long idleNanos) {
+        int closed = 0;
+        long now = System.nanoTime();
+        for (Peer p : peers.values()) {
+            if (p.closeIfIdle(now, idleNanos)) {
+                peers.remove(p.address, p);
+                closed++;
+            }
+        }
+        return closed;
+    }
+
+    /** @return the addresses this node holds a channel to now, for forwarding */
+    public java.util.Set<String> peerAddresses() {
+        return new java.util.TreeSet<>(peers.keySet());
+    }
+
+    /**
+     * A channel to another node and the calls on it: counted from {@link #acquire} (or, for a call, from its
+     * start) to {@link #release} (its close), so that a sweep never closes a channel a call is using or about
+     * to use.
+     */
+    private static final class Peer implements io.grpc.ClientInterceptor {
+        final String address;
+        final ManagedChannel channel;
+        private int inUse; // guarded by this
+        private long lastUsed = System.nanoTime(); // guarded by this
+        private boolean closed; // guarded by this
+
+        Peer(String address, ManagedChannel channel) {
+            this.address = address;
+            this.channel = channel;
+        }
+
+        synchronized boolean acquire() {
+            if (closed) {
+                return false;
+            }
+            inUse++;
+            lastUsed = System.nanoTime();
+            return true;
+        }
+
+        synchronized void release() {
+            inUse--;
+            lastUsed = System.nanoTime();
+        }
+
+        boolean closeIfIdle(long now, long idleNanos) {
+            synchronized (this) {
+                if (closed || inUse > 0 || now - lastUsed < idleNanos) {
+                    return false;
+                }
+                closed = true;
+            }
+            channel.shutdown();
+            return true;
+        }
+
+        void closeNow() {
+            synchronized (this) {
+                closed = true;
+            }
+            channel.shutdownNow();
+        }
+
+        @Override
+        public <Q, A> io.grpc.ClientCall<Q, A> interceptCall(io.grpc.MethodDescriptor<Q, A> method,
+                                                           io.grpc.CallOptions options, io.grpc.Channel next) {
+            return new io.grpc.ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
+                @Override
+                public void start(Listener<A> listener, io.grpc.Metadata headers) {
+                    acquire(); // cannot fail: the forwarding call holds a use until this start returns
+                    try {
+                        super.start(new io.grpc.ForwardingClientCallListener.SimpleForwardingClientCallListener<>(
+                                listener) {
+                            @Override
+                            public void onClose(io.grpc.Status status, io.grpc.Metadata trailers) {
+                                release();
+                                super.onClose(status, trailers);
+                            }
+                        }, headers);
+                    } catch (RuntimeException | Error e) {
+                        release();
+                        throw e;
+                    }
+                }
+            };
+        }
     }
 
     @Override
@@ -332,7 +474,7 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
 
     @Override
     public void receive(ReceiveRequest r, StreamObserver<ReceiveReply> out) {
-        if (movedToPool(r.getMailbox(), () -> receive(r, out))) {
+        if (movedTo(receives, r.getMailbox(), () -> receive(r, out))) {
             return;
         }
         Mailbox<byte[]> m = local(r.getMailbox(), r.getHops(), out, AccessPolicy.Permission.RECEIVE,
@@ -340,7 +482,6 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         if (m == null) {
             return;
         }
-        List<Message<byte[]>> got;
         ReceiveOptions options;
         try { // bad input is refused as such, even on a node too busy to serve it
             if (r.getWaitMillis() > DataPlane.MAX_WAIT_MILLIS) {
@@ -354,21 +495,109 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
             out.onError(DataPlane.toStatus(e));
             return;
         }
-        boolean waits = r.getWaitMillis() > 0;
-        // a waiting receive holds a thread for its whole wait: past the bound, refuse at once rather than
-        // let one client's long polls take every thread of the node
-        if (waits && !waiting.tryAcquire()) {
-            busy.increment();
-            out.onError(DataPlane.busy("node " + selfAddress + " already serves " + maxWaiting
-                    + " waiting receives; retry shortly, or receive without waiting"));
+        Mailbox<byte[]> target;
+        try {
+            target = fenced(m, r.getMailbox(), r.hasFence() ? r.getFence() : null);
+        } catch (RuntimeException e) {
+            out.onError(DataPlane.toStatus(e));
             return;
         }
+        if (r.getWaitMillis() == 0) {
+            receiveOnThisThread(target, options, out, false);
+            return;
+        }
+        // past the bound, refuse at once rather than let one client's long polls take the node's memory
+        if (!waiting.tryAcquire()) {
+            busy.increment();
+            out.onError(DataPlane.busy("node " + selfAddress + " already holds " + maxWaiting + " waiting receives"
+                    + " (its limit, --max-waiting-receives); retry shortly, or receive without waiting"));
+            return;
+        }
+        dev.mailbox.api.spi.AsyncReceiver<byte[]> parkable = dev.mailbox.api.spi.AsyncReceiver.of(target);
+        if (parkable != null) {
+            receiveParked(parkable, options, out);
+            return;
+        }
+        // this backend waits on a thread: one of a pool of their own, bounded, never one sends run on
+        if (!blockingWaits.tryAcquire()) {
+            waiting.release();
+            busy.increment();
+            out.onError(DataPlane.busy("node " + selfAddress + " already holds " + MAX_BLOCKING_WAITS + " waiting"
+                    + " receives on a backend whose receives wait on a thread each; retry shortly, or receive"
+                    + " without waiting"));
+            return;
+        }
+        try {
+            blockingPool.execute(Context.current().wrap(() -> {
+                try {
+                    receiveOnThisThread(target, options, out, true);
+                } finally {
+                    blockingWaits.release();
+                    waiting.release();
+                }
+            }));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            blockingWaits.release();
+            waiting.release();
+            out.onError(io.grpc.Status.UNAVAILABLE.withDescription("node " + selfAddress + " is closing")
+                    .asRuntimeException());
+        }
+    }
+
+    /**
+     * A waiting receive parked without a thread: the backend completes it when messages come or the wait
+     * ends; a caller that goes away cancels it (and the backend gives back anything it took for it).
+     */
+    private void receiveParked(dev.mailbox.api.spi.AsyncReceiver<byte[]> parkable, ReceiveOptions options,
+                               StreamObserver<ReceiveReply> out) {
+        java.util.concurrent.CompletableFuture<List<Message<byte[]>>> future;
+        try {
+            future = parkable.receiveAsync(options);
+        } catch (RuntimeException e) {
+            waiting.release();
+            out.onError(DataPlane.toStatus(e));
+            return;
+        }
+        Context context = Context.current();
+        Context.CancellationListener cancel = c -> future.cancel(false);
+        context.addListener(cancel, Runnable::run);
+        future.whenComplete((got, failure) -> {
+            context.removeListener(cancel);
+            waiting.release();
+            if (future.isCancelled()) {
+                return; // the caller gave up: nothing to answer, and the backend gave back what it took
+            }
+            if (failure != null) {
+                Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                        ? failure.getCause() : failure;
+                answerError(out, cause instanceof RuntimeException e ? e
+                        : new dev.mailbox.api.MailboxException("receive failed: " + cause, cause));
+                return;
+            }
+            answer(got, out, context); // on the backend's thread: the call's context is not the current one
+        });
+    }
+
+    private static void answerError(StreamObserver<?> out, RuntimeException e) {
+        try {
+            out.onError(DataPlane.toStatus(e));
+        } catch (RuntimeException ended) {
+            // the call ended under us
+        }
+    }
+
+    /**
+     * A receive on the calling thread: one that does not wait, or, with {@code waits}, one whose backend holds
+     * a thread while it waits.
+     */
+    private void receiveOnThisThread(Mailbox<byte[]> target, ReceiveOptions options, StreamObserver<ReceiveReply> out,
+                                     boolean waits) {
+        List<Message<byte[]>> got;
         // a waiting receive whose caller gives up (cancels, closes its mailbox) stops waiting: interrupting it
         // is how a mailbox's wait ends early; left waiting, it would take a message sent later for no one,
         // costing that message a delivery (and, under a redrive policy, maybe sending it to the dead letters)
         AbandonedWait abandoned = waits ? new AbandonedWait() : null;
         try {
-            Mailbox<byte[]> target = fenced(m, r.getMailbox(), r.hasFence() ? r.getFence() : null);
             if (abandoned != null) {
                 Context.current().addListener(abandoned, Runnable::run);
             }
@@ -381,10 +610,14 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         } finally {
             if (abandoned != null) {
                 abandoned.done();
-                waiting.release();
             }
         }
-        if (Context.current().isCancelled()) {
+        answer(got, out, Context.current());
+    }
+
+    /** Answers a receive; if its caller gave up meanwhile, gives the messages back at once instead. */
+    private static void answer(List<Message<byte[]>> got, StreamObserver<ReceiveReply> out, Context call) {
+        if (call.isCancelled()) {
             // the caller gave up (or closed its mailbox) while we waited: give the messages back now
             // rather than leave them invisible until their timeout
             for (Message<byte[]> msg : got) {
@@ -402,8 +635,12 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
                     .setReceiptHandle(msg.receiptHandle()).setDeliveryCount(msg.deliveryCount())
                     .setEnqueuedAtMillis(msg.enqueuedAt().toEpochMilli()).putAllAttributes(msg.attributes()));
         }
-        out.onNext(b.build());
-        out.onCompleted();
+        try {
+            out.onNext(b.build());
+            out.onCompleted();
+        } catch (RuntimeException ended) {
+            // the call ended under us (cancelled between the check and the answer): its messages lapse back
+        }
     }
 
     /** Interrupts the thread of a waiting receive when its call is cancelled, until {@link #done()}. */
@@ -541,7 +778,7 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
 
     @Override
     public void close() {
-        peers.values().forEach(ManagedChannel::shutdownNow);
+        peers.values().forEach(Peer::closeNow);
         peers.clear();
     }
 }

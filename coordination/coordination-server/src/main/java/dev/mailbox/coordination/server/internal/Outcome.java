@@ -17,11 +17,28 @@ import org.jspecify.annotations.Nullable;
  * @param created whether a queue create made its queue (false: it existed)
  */
 public record Outcome(Code code, @Nullable Lease lease, String message,
-                      dev.mailbox.coordination.@Nullable QueueInfo queue, boolean created) {
+                      dev.mailbox.coordination.@Nullable QueueInfo queue, boolean created, long nextOffset,
+                      dev.mailbox.coordination.proto.@Nullable ImportStateReply imported) {
 
     /** An outcome without a queue. */
     public Outcome(Code code, @Nullable Lease lease, String message) {
         this(code, lease, message, null, false);
+    }
+
+    /** An outcome of anything but an import chunk. */
+    public Outcome(Code code, @Nullable Lease lease, String message, dev.mailbox.coordination.@Nullable QueueInfo queue,
+                   boolean created) {
+        this(code, lease, message, queue, created, 0, null);
+    }
+
+    /** An import chunk applied (or already there): the next one starts at {@code nextOffset}. */
+    static Outcome importAt(long nextOffset) {
+        return new Outcome(Code.OK, null, "", null, false, nextOffset, null);
+    }
+
+    /** An import completed: the cluster holds what it {@code imported}. */
+    static Outcome imported(long size, dev.mailbox.coordination.proto.ImportStateReply imported) {
+        return new Outcome(Code.OK, null, "", null, false, size, imported);
     }
 
     static Outcome ok(dev.mailbox.coordination.QueueInfo queue, boolean created) {
@@ -85,6 +102,12 @@ public record Outcome(Code code, @Nullable Lease lease, String message,
         if (queue != null) {
             b.setQueue(Protos.toProto(queue)).setCreated(created);
         }
+        if (nextOffset != 0) {
+            b.setNextOffset(nextOffset);
+        }
+        if (imported != null) {
+            b.setImported(imported);
+        }
         return b.build();
     }
 
@@ -94,7 +117,8 @@ public record Outcome(Code code, @Nullable Lease lease, String message,
      */
     static Outcome fromProto(dev.mailbox.coordination.proto.state.Outcome p) {
         return new Outcome(Code.valueOf(p.getCode().name()), p.hasLease() ? Protos.fromProto(p.getLease()) : null,
-                p.getMessage(), p.hasQueue() ? Protos.fromProto(p.getQueue()) : null, p.getCreated());
+                p.getMessage(), p.hasQueue() ? Protos.fromProto(p.getQueue()) : null, p.getCreated(),
+                p.getNextOffset(), p.hasImported() ? p.getImported() : null);
     }
 
     /**

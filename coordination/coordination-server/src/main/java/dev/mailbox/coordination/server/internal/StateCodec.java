@@ -41,7 +41,7 @@ import java.util.TreeMap;
 public final class StateCodec {
 
     /** The format this coordinator writes, and the newest it reads. */
-    public static final int FORMAT = 6;
+    public static final int FORMAT = 7;
 
     private StateCodec() {
     }
@@ -100,6 +100,9 @@ public final class StateCodec {
                     .setModifiedAtMillis(u.modifiedAtMillis()));
         } else if (command instanceof Command.DeleteQueue d) {
             b.setDeleteQueue(dev.mailbox.coordination.proto.state.DeleteQueue.newBuilder().setName(d.name()));
+        } else if (command instanceof Command.ImportChunk c) {
+            b.setImportChunk(dev.mailbox.coordination.proto.state.ImportChunk.newBuilder().setImportId(c.importId())
+                    .setOffset(c.offset()).setData(c.data()).setCrc32C(c.crc32c()).setLast(c.last()));
         }
         return b.build().toByteArray();
     }
@@ -163,6 +166,11 @@ public final class StateCodec {
                         new java.util.TreeSet<>(u.getRemovedTagsList()), u.getModifiedAtMillis(), now);
             }
             case DELETE_QUEUE -> new Command.DeleteQueue(e.getDeleteQueue().getName(), now);
+            case IMPORT_CHUNK -> {
+                dev.mailbox.coordination.proto.state.ImportChunk ic = e.getImportChunk();
+                yield new Command.ImportChunk(ic.getImportId(), ic.getOffset(), ic.getData(), ic.getCrc32C(),
+                        ic.getLast(), now);
+            }
             case COMMAND_NOT_SET -> throw new IllegalArgumentException("log entry of format " + e.getFormat()
                     + " carries no command this coordinator knows (field numbers " + e.getUnknownFields().asMap().keySet()
                     + "); it was written by a newer coordinator");
@@ -174,63 +182,104 @@ public final class StateCodec {
 
     /**
      * Writes the whole table: a header, every record in a fixed sorted order (policies, leases, history,
-     * request ids, holder secrets, nodes, namespaces, queues), and an end record. Equal tables write equal bytes.
+     * request ids, holder secrets, nodes, namespaces, queues, then an import in progress and its staged records),
+     * and an end record. Equal tables write equal bytes.
      *
      * @param table the table
      * @param out   where to
      * @throws IOException if writing fails
      */
     static void writeSnapshot(LeaseTable table, OutputStream out) throws IOException {
-        CodedOutputStream coded = CodedOutputStream.newInstance(out);
-        coded.useDeterministicSerialization(); // protobuf maps: sorted, so replicas write the same bytes
-        writeDelimited(coded, SnapshotHeader.newBuilder().setFormat(FORMAT).setAppliedIndex(table.appliedIndex())
-                .setLeaderTimeMillis(table.time()).setRoutesRevision(table.routesRevision()).build());
-        long records = 0;
-        for (Map.Entry<String, LeasePolicy> p : table.policies().entrySet()) {
-            LeasePolicy v = p.getValue();
-            writeRecord(coded, SnapshotRecord.newBuilder().setPolicy(NamespacePolicy.newBuilder()
-                    .setNamespace(p.getKey()).setPolicy(policy(v))).build());
-            records++;
-        }
-        for (Lease l : table.leases()) {
-            writeRecord(coded, SnapshotRecord.newBuilder().setLease(Protos.toProto(l)).build());
-            records++;
-        }
-        for (Lease l : table.history()) {
-            writeRecord(coded, SnapshotRecord.newBuilder().setHistory(Protos.toProto(l)).build());
-            records++;
-        }
-        for (Map.Entry<String, String> r : table.requestIds().entrySet()) {
-            writeRecord(coded, SnapshotRecord.newBuilder().setRequestId(RequestId.newBuilder().setMailboxId(r.getKey())
-                    .setRequestId(r.getValue()).addAllSuperseded(table.superseded(r.getKey()))
-                    .setSequence(table.sequence(r.getKey()))).build());
-            records++;
-        }
-        for (Map.Entry<String, String> h : table.secretHashes().entrySet()) {
-            writeRecord(coded, SnapshotRecord.newBuilder().setHolderSecret(HolderSecret.newBuilder()
-                    .setMailboxId(h.getKey()).setSha256(h.getValue())).build());
-            records++;
-        }
-        for (NodeInfo n : table.registeredNodes()) {
-            writeRecord(coded, SnapshotRecord.newBuilder().setNode(Protos.toProto(n)).build());
-            records++;
-        }
-        for (NamespaceInfo n : table.storedNamespaces()) {
-            writeRecord(coded, SnapshotRecord.newBuilder().setNamespace(StoredNamespace.newBuilder().setName(n.name())
-                    .setPolicy(policy(n.policy())).putAllLabels(n.labels()).setCreatedAtMillis(n.createdAtMillis()))
-                    .build());
-            records++;
-        }
-        for (dev.mailbox.coordination.QueueInfo q : table.queues()) {
-            writeRecord(coded, SnapshotRecord.newBuilder().setQueue(Protos.toProto(q)).build());
-            records++;
-        }
-        writeRecord(coded, SnapshotRecord.newBuilder().setEnd(SnapshotEnd.newBuilder().setRecords(records)).build());
-        coded.flush();
+        writeSnapshot(table, out, false);
     }
 
     /**
-     * Reads a snapshot of any format up to {@link #FORMAT}.
+     * Writes the table as a backup: without an import in progress (not part of the state) and with the SHA-256 of
+     * every byte before the end record in it, so that a damaged copy is told from a good one wherever it is read.
+     *
+     * @param table the table
+     * @param out   where to
+     * @throws IOException if writing fails
+     */
+    static void writeExport(LeaseTable table, OutputStream out) throws IOException {
+        writeSnapshot(table, out, true);
+    }
+
+    private static void writeSnapshot(LeaseTable table, OutputStream out, boolean export) throws IOException {
+        java.security.MessageDigest sha = export ? SnapshotParser.sha256() : null;
+        CodedOutputStream coded = CodedOutputStream.newInstance(sha == null ? out
+                : new java.security.DigestOutputStream(out, sha));
+        coded.useDeterministicSerialization(); // protobuf maps: sorted, so replicas write the same bytes
+        SnapshotHeader.Builder header = SnapshotHeader.newBuilder().setFormat(FORMAT)
+                .setAppliedIndex(table.appliedIndex()).setLeaderTimeMillis(table.time())
+                .setRoutesRevision(table.routesRevision());
+        if (!export) {
+            header.setLastImportId(table.lastImportId());
+        }
+        writeDelimited(coded, header.build());
+        long[] records = {0};
+        RecordSink sink = r -> {
+            writeRecord(coded, r);
+            records[0]++;
+        };
+        writeRecords(table, sink);
+        ImportStaging staging = export ? null : table.staging();
+        if (staging != null) {
+            sink.accept(SnapshotRecord.newBuilder().setImportStaging(staging.toProto()).build());
+            writeRecords(staging.staged(), r -> sink.accept(SnapshotRecord.newBuilder().setStaged(r).build()));
+        }
+        SnapshotEnd.Builder end = SnapshotEnd.newBuilder().setRecords(records[0]);
+        if (sha != null) {
+            coded.flush(); // every byte before the end record has passed through the digest
+            end.setSha256(com.google.protobuf.ByteString.copyFrom(sha.digest()));
+        }
+        writeRecord(coded, SnapshotRecord.newBuilder().setEnd(end).build());
+        coded.flush();
+    }
+
+    /** Where records go as they are written. */
+    @FunctionalInterface
+    private interface RecordSink {
+        void accept(SnapshotRecord record) throws IOException;
+    }
+
+    private static void writeRecords(LeaseTable table, RecordSink sink) throws IOException {
+        for (Map.Entry<String, LeasePolicy> p : table.policies().entrySet()) {
+            LeasePolicy v = p.getValue();
+            sink.accept(SnapshotRecord.newBuilder().setPolicy(NamespacePolicy.newBuilder()
+                    .setNamespace(p.getKey()).setPolicy(policy(v))).build());
+        }
+        for (Lease l : table.leases()) {
+            sink.accept(SnapshotRecord.newBuilder().setLease(Protos.toProto(l)).build());
+        }
+        for (Lease l : table.history()) {
+            sink.accept(SnapshotRecord.newBuilder().setHistory(Protos.toProto(l)).build());
+        }
+        for (Map.Entry<String, String> r : table.requestIds().entrySet()) {
+            sink.accept(SnapshotRecord.newBuilder().setRequestId(RequestId.newBuilder().setMailboxId(r.getKey())
+                    .setRequestId(r.getValue()).addAllSuperseded(table.superseded(r.getKey()))
+                    .setSequence(table.sequence(r.getKey()))).build());
+        }
+        for (Map.Entry<String, String> h : table.secretHashes().entrySet()) {
+            sink.accept(SnapshotRecord.newBuilder().setHolderSecret(HolderSecret.newBuilder()
+                    .setMailboxId(h.getKey()).setSha256(h.getValue())).build());
+        }
+        for (NodeInfo n : table.registeredNodes()) {
+            sink.accept(SnapshotRecord.newBuilder().setNode(Protos.toProto(n)).build());
+        }
+        for (NamespaceInfo n : table.storedNamespaces()) {
+            sink.accept(SnapshotRecord.newBuilder().setNamespace(StoredNamespace.newBuilder().setName(n.name())
+                    .setPolicy(policy(n.policy())).putAllLabels(n.labels()).setCreatedAtMillis(n.createdAtMillis()))
+                    .build());
+        }
+        for (dev.mailbox.coordination.QueueInfo q : table.queues()) {
+            sink.accept(SnapshotRecord.newBuilder().setQueue(Protos.toProto(q)).build());
+        }
+    }
+
+    /**
+     * Reads a snapshot of any format up to {@link #FORMAT}, in bounded memory (see {@link SnapshotParser}): a
+     * record at a time, its end record's SHA-256 checked where it has one.
      *
      * @param in the snapshot
      * @return the table
@@ -255,47 +304,77 @@ public final class StateCodec {
             LegacyFormat.readSnapshot(data, table);
             return table;
         }
-        SnapshotHeader header = SnapshotHeader.parseDelimitedFrom(buffered);
-        try {
-            requireReadable("snapshot", header.getFormat());
-        } catch (IllegalArgumentException e) {
-            throw new IOException(e.getMessage(), e);
+        SnapshotParser parser = new SnapshotParser(into(table, true), true);
+        byte[] chunk = new byte[64 << 10];
+        for (int n; (n = buffered.read(chunk)) > 0; ) {
+            parser.feed(chunk, 0, n);
         }
-        long records = 0;
-        while (true) {
-            SnapshotRecord r = SnapshotRecord.parseDelimitedFrom(buffered);
-            if (r == null) {
-                throw new IOException("snapshot is truncated after " + records + " records (no end record)");
-            }
-            switch (r.getRecordCase()) {
-                case POLICY -> table.restorePolicy(r.getPolicy().getNamespace(), policy(r.getPolicy().getPolicy()));
-                case LEASE -> table.restoreLease(Protos.fromProto(r.getLease()));
-                case HISTORY -> table.restoreHistory(Protos.fromProto(r.getHistory()));
-                case REQUEST_ID -> table.restoreRequestId(r.getRequestId().getMailboxId(),
-                        r.getRequestId().getRequestId(), r.getRequestId().getSupersededList(),
-                        r.getRequestId().getSequence());
-                case NODE -> table.restoreNode(Protos.fromProto(r.getNode()));
-                case HOLDER_SECRET -> table.restoreSecretHash(r.getHolderSecret().getMailboxId(),
-                        r.getHolderSecret().getSha256());
-                case NAMESPACE -> {
-                    StoredNamespace n = r.getNamespace();
-                    table.restoreNamespace(new NamespaceInfo(n.getName(), PartitionMap.partition(n.getName()), null,
-                            policy(n.getPolicy()), n.getLabelsMap(), n.getCreatedAtMillis()));
-                }
-                case QUEUE -> table.restoreQueue(Protos.fromProto(r.getQueue()));
-                case END -> {
-                    if (r.getEnd().getRecords() != records) {
-                        throw new IOException("snapshot end record counts " + r.getEnd().getRecords()
-                                + " records, but " + records + " came before it");
+        if (!parser.ended()) {
+            throw new IOException("snapshot is truncated after " + parser.records() + " records (no end record)");
+        }
+        return table;
+    }
+
+    /**
+     * @param table        a table to fill
+     * @param ownSnapshot  whether the records may include an import in progress (a node's own snapshot; an exported
+     *                     state never does)
+     * @return a parser target that restores records into the table
+     */
+    static SnapshotParser.Target into(LeaseTable table, boolean ownSnapshot) {
+        return new SnapshotParser.Target() {
+            @Override
+            public void record(SnapshotRecord r) throws IOException {
+                switch (r.getRecordCase()) {
+                    case IMPORT_STAGING -> {
+                        if (!ownSnapshot) {
+                            throw new IOException("the state holds an import in progress of its own: it is a "
+                                    + "coordinator's snapshot, not an exported state");
+                        }
+                        table.restoreStaging(new ImportStaging(r.getImportStaging()));
                     }
-                    table.restorePosition(header.getAppliedIndex(), header.getLeaderTimeMillis(),
-                            header.getRoutesRevision());
-                    return table;
+                    case STAGED -> {
+                        ImportStaging staging = table.staging();
+                        if (!ownSnapshot || staging == null) {
+                            throw new IOException("snapshot has a staged record without an import in progress");
+                        }
+                        restore(staging.staged(), r.getStaged());
+                    }
+                    default -> restore(table, r);
                 }
-                case RECORD_NOT_SET -> throw new IOException("snapshot of format " + header.getFormat()
-                        + " holds a record this coordinator does not know; it was written by a newer coordinator");
             }
-            records++;
+
+            @Override
+            public void end(SnapshotHeader header, SnapshotEnd end) {
+                table.restorePosition(header.getAppliedIndex(), header.getLeaderTimeMillis(),
+                        header.getRoutesRevision());
+                if (ownSnapshot) {
+                    table.restoreLastImportId(header.getLastImportId());
+                }
+            }
+        };
+    }
+
+    /** Restores one record of a state (not the end, not an import's) into a table. */
+    private static void restore(LeaseTable table, SnapshotRecord r) throws IOException {
+        switch (r.getRecordCase()) {
+            case POLICY -> table.restorePolicy(r.getPolicy().getNamespace(), policy(r.getPolicy().getPolicy()));
+            case LEASE -> table.restoreLease(Protos.fromProto(r.getLease()));
+            case HISTORY -> table.restoreHistory(Protos.fromProto(r.getHistory()));
+            case REQUEST_ID -> table.restoreRequestId(r.getRequestId().getMailboxId(),
+                    r.getRequestId().getRequestId(), r.getRequestId().getSupersededList(),
+                    r.getRequestId().getSequence());
+            case NODE -> table.restoreNode(Protos.fromProto(r.getNode()));
+            case HOLDER_SECRET -> table.restoreSecretHash(r.getHolderSecret().getMailboxId(),
+                    r.getHolderSecret().getSha256());
+            case NAMESPACE -> {
+                StoredNamespace n = r.getNamespace();
+                table.restoreNamespace(new NamespaceInfo(n.getName(), PartitionMap.partition(n.getName()), null,
+                        policy(n.getPolicy()), n.getLabelsMap(), n.getCreatedAtMillis()));
+            }
+            case QUEUE -> table.restoreQueue(Protos.fromProto(r.getQueue()));
+            default -> throw new IOException("snapshot has a " + r.getRecordCase() + " record where a record of the "
+                    + "state belongs");
         }
     }
 
@@ -306,6 +385,18 @@ public final class StateCodec {
     private static void writeDelimited(CodedOutputStream out, com.google.protobuf.MessageLite m) throws IOException {
         out.writeUInt32NoTag(m.getSerializedSize());
         m.writeTo(out);
+    }
+
+    /**
+     * @param format a snapshot header's format
+     * @throws IOException if this coordinator cannot read it, naming both formats
+     */
+    static void requireReadableSnapshot(int format) throws IOException {
+        try {
+            requireReadable("snapshot", format);
+        } catch (IllegalArgumentException e) {
+            throw new IOException(e.getMessage(), e);
+        }
     }
 
     private static void requireReadable(String what, int format) {

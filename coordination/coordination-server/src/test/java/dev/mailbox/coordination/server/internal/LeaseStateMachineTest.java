@@ -74,6 +74,49 @@ class LeaseStateMachineTest {
         assertThat(retried.code()).isEqualTo(Outcome.Code.FAILED_PRECONDITION);
     }
 
+    @Test
+    @DisplayName("an expiry this node decided as leader of an earlier term, that never went through, does not refuse "
+            + "renewals once it leads again; in the term it was decided in, it does")
+    void staleExpiryDecisionDoesNotRefuseRenewals() {
+        LeaseTable table = new LeaseTable();
+        Outcome granted = table.apply(1, 1, new Command.Acquire("ns@m1", "r1", "node-a", "127.0.0.1:9", 1_000, 1_000));
+        dev.mailbox.coordination.Lease lease = granted.lease();
+        LeaseStateMachine.Deadlines deadlines = new LeaseStateMachine.Deadlines();
+        long t0 = System.nanoTime();
+        deadlines.track(lease, 0, t0);
+
+        // leader of term 3: the deadline passes, it decides the expiry, then loses leadership before it commits
+        long late = t0 + TimeUnit.SECONDS.toNanos(5);
+        assertThat(deadlines.due(late, 3)).hasSize(1);
+        assertThat(deadlines.renew(lease, 0, late, 3)).as("in the term that decided the expiry").isFalse();
+
+        // leader again in term 5, before its reset on taking over: the decision of term 3 no longer counts (its
+        // expiry was applied, and the table refuses the renewal, or it is gone for good)
+        assertThat(deadlines.renew(lease, 0, late, 5)).as("in a later term").isTrue();
+        assertThat(deadlines.due(late + TimeUnit.MILLISECONDS.toNanos(500), 5)).as("renewed a full TTL").isEmpty();
+    }
+
+    @Test
+    @DisplayName("a reset for a new leader keeps every active lease's entry (refreshed in place) and drops the rest")
+    void resetRefreshesInPlace() {
+        LeaseTable table = new LeaseTable();
+        Outcome a = table.apply(1, 1, new Command.Acquire("ns@a", "r1", "node-a", "127.0.0.1:9", 1_000, 1_000));
+        Outcome b = table.apply(2, 1, new Command.Acquire("ns@b", "r2", "node-a", "127.0.0.1:9", 1_000, 1_000));
+        LeaseStateMachine.Deadlines deadlines = new LeaseStateMachine.Deadlines();
+        long t0 = System.nanoTime();
+        deadlines.track(a.lease(), 0, t0);
+        deadlines.track(b.lease(), 0, t0);
+        table.apply(3, 1, new Command.Release("ns@b", b.lease().leaseId(), b.lease().epoch(), 1_000));
+        long later = t0 + TimeUnit.SECONDS.toNanos(10);
+        assertThat(deadlines.due(later, 2)).hasSize(2); // decided as leader of term 2
+
+        deadlines.resetAll(table, later); // leader of term 4
+        assertThat(deadlines.size()).as("the released lease's entry is dropped").isEqualTo(1);
+        assertThat(deadlines.due(later + TimeUnit.MILLISECONDS.toNanos(900), 4)).as("a full TTL from the reset")
+                .isEmpty();
+        assertThat(deadlines.renew(a.lease(), 0, later, 4)).isTrue();
+    }
+
     private static Outcome apply(LeaseStateMachine sm, long index, long term, Command command) throws Exception {
         LogEntryProto entry = LogEntryProto.newBuilder().setIndex(index).setTerm(term)
                 .setStateMachineLogEntry(StateMachineLogEntryProto.newBuilder()

@@ -181,6 +181,34 @@ class TlsTest {
         }
     }
 
+    @Test
+    @DisplayName("a certificate and a key that do not belong together stop a coordinator, a mailbox node and a client "
+            + "at start, naming both files, instead of failing every handshake later")
+    void mismatchedKeyPair() throws Exception {
+        TestCertificates ca = TestCertificates.create(dir, "ca");
+        TestCertificates.Issued coordinator = ca.issue("coordinator");
+        TestCertificates.Issued other = ca.issue("other");
+        TlsFiles wrong = TlsFiles.builder().keyPair(coordinator.certificate(), other.key()).trusted(ca.caCertificate())
+                .build();
+        assertThatThrownBy(() -> standalone(wrong)).hasMessageContaining("does not belong to the certificate")
+                .hasMessageContaining(other.key().toString()).hasMessageContaining(coordinator.certificate().toString());
+        try (TestingCluster cluster = TestingCluster.start(1)) {
+            cluster.awaitLeader(PATIENCE);
+            CoordinationClient plain = cluster.client();
+            assertThatThrownBy(() -> dev.mailbox.coordination.server.MailboxNode.builder("node-a").coordinator(plain)
+                    .tls(wrong).start()).hasMessageContaining("does not belong to the certificate")
+                    .hasMessageContaining(other.key().toString());
+            assertThat(plain.nodes().list()).as("the node registered nothing").isEmpty();
+        }
+        assertThatThrownBy(() -> client("127.0.0.1:9", ClientSecurity.none().withTls(wrong)))
+                .hasMessageContaining("does not belong to the certificate");
+        // the right pair still loads
+        try (CoordinatorNode node = standalone(TlsFiles.builder().keyPair(other.certificate(), other.key())
+                .trusted(ca.caCertificate()).build())) {
+            assertThat(presented(node.controlPlaneAddress().getPort())).isEqualTo("other");
+        }
+    }
+
     private CoordinatorNode standalone(TlsFiles tls) throws Exception {
         int raft;
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

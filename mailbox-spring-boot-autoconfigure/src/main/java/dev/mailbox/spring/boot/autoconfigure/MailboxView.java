@@ -7,15 +7,31 @@ import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.SendOptions;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
-/** A mailbox whose {@link #close()} does nothing: for a shared mailbox handed to code that closes what it gets. */
-final class UnclosableMailbox<T> implements Mailbox<T> {
+/**
+ * A mailbox handed to code that closes what it gets, whose {@link #close()} does what its owner says instead:
+ * nothing for a shared mailbox, or close it and forget it for one the factory keeps track of.
+ */
+final class MailboxView<T> implements Mailbox<T> {
 
     private final Mailbox<T> delegate;
+    private final Consumer<MailboxView<T>> onClose;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
-    UnclosableMailbox(Mailbox<T> delegate) {
+    MailboxView(Mailbox<T> delegate, Consumer<MailboxView<T>> onClose) {
         this.delegate = delegate;
+        this.onClose = onClose;
+    }
+
+    /**
+     * @param delegate a shared mailbox
+     * @param <T>      its body type
+     * @return a view whose close does nothing
+     */
+    static <T> MailboxView<T> unclosable(Mailbox<T> delegate) {
+        return new MailboxView<>(delegate, v -> { });
     }
 
     @Override
@@ -86,7 +102,9 @@ final class UnclosableMailbox<T> implements Mailbox<T> {
 
     @Override
     public void close() {
-        // shared: closed by its owner
+        if (closed.compareAndSet(false, true)) {
+            onClose.accept(this);
+        }
     }
 
     @Override
