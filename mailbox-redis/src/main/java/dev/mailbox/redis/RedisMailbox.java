@@ -340,6 +340,9 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
                 .exactCount(true).visibilityOrder(!f).detectsStaleAcknowledge(true).capacity(true).atomicDeadLetter(true)
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofMillis(1)).extendedNames(true)
                 .atomicFencing(true).durableDeduplication(true).lateAcknowledge(true)
+                // a group is queued only when its in-flight count (gstate) is back to 0, so a message that
+                // comes back from a run waits for the rest of it; every delivery's token is kept in meta
+                .holdsRuns(f).sharedDeliveryState(true)
                 .build();
         this.hub = WakeHub.acquire(client);
         this.wake = hub.join(channel);

@@ -93,6 +93,27 @@ class GroupsTest {
         }
     }
 
+    @Test
+    @DisplayName("a FIFO mailbox declares FIFO order that holds runs, a standard one fairness and visibility order; both share delivery state")
+    void capabilitiesDeclared() {
+        UnifiedJedis c = Topology.STANDALONE.shared();
+        try (RedisMailbox<String> f = fifo(unique("caps-fifo"), c, FifoOptions.defaults());
+             RedisMailbox<String> s = mailbox(unique("caps-standard"), c)) {
+            assertThat(f.capabilities().fifo()).isTrue();
+            assertThat(f.capabilities().holdsRuns()).isTrue();
+            assertThat(f.capabilities().fairness()).isFalse();
+            assertThat(f.capabilities().visibilityOrder()).isFalse();
+            assertThat(s.capabilities().fifo()).isFalse();
+            assertThat(s.capabilities().holdsRuns()).isFalse();
+            assertThat(s.capabilities().fairness()).isTrue();
+            assertThat(s.capabilities().visibilityOrder()).isTrue();
+            for (RedisMailbox<String> m : List.of(f, s)) {
+                assertThat(m.capabilities().sharedDeliveryState()).isTrue();
+                assertThat(m.capabilities().lateAcknowledge()).isTrue();
+            }
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @EnumSource(Topology.class)
     @DisplayName("objects of the other kind are refused at their first call, whichever came first; purge keeps the kind")
