@@ -237,14 +237,15 @@ public final class MailboxCapabilities {
                 && timeGranularity.equals(c.timeGranularity) && extendedNames == c.extendedNames
                 && atomicFencing == c.atomicFencing && durableDeduplication == c.durableDeduplication
                 && visibilityOrder == c.visibilityOrder && fairness == c.fairness
-                && lateAcknowledge == c.lateAcknowledge;
+                && lateAcknowledge == c.lateAcknowledge && holdsRuns == c.holdsRuns
+                && sharedDeliveryState == c.sharedDeliveryState;
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(exactCount, fifo, detectsStaleAcknowledge, capacity, atomicDeadLetter, maxMessageBytes,
                 timeGranularity, extendedNames, atomicFencing, durableDeduplication, visibilityOrder, fairness,
-                lateAcknowledge);
+                lateAcknowledge, holdsRuns, sharedDeliveryState);
     }
 
     @Override
