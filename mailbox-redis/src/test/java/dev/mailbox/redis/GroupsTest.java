@@ -263,6 +263,36 @@ class GroupsTest {
         }
     }
 
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Topology.class)
+    @DisplayName("a receive parked without a thread on a FIFO group whose message is in flight completes when that message is acknowledged, and one on a nacked head when its timeout ends")
+    void fifoParkedReceiveWakes(Topology topology) throws Exception {
+        try (RedisMailbox<String> m = fifo(unique("fifo-park"), topology.shared(), FifoOptions.defaults())) {
+            m.sendBatch(List.of("a1", "a2"), group("a"));
+            Message<String> a1 = m.receive().get(0);
+            ReceiveOptions wait = ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(20));
+            CompletableFuture<List<Message<String>>> parked = m.receiveAsync(wait);
+            // subscribed, a parked receive sleeps past the 20 s wait unless a notice wakes it
+            SharedWakeTest.TestWaits.await(() -> m.wakeChannel().isSubscribed(), "subscribed");
+            assertThat(parked).isNotDone();
+            long acknowledged = System.nanoTime();
+            a1.acknowledge();
+            List<Message<String>> got = parked.get(20, TimeUnit.SECONDS);
+            assertThat(got).extracting(Message::body).containsExactly("a2");
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acknowledged))
+                    .as("woken by the acknowledgement's notice, not at the end of the 20 s wait").isLessThan(10_000);
+
+            // the group's head nacked with a timeout: the parked receive learns the new deadline and takes it then
+            got.get(0).nack(Duration.ofMillis(400));
+            long nacked = System.nanoTime();
+            List<Message<String>> again = m.receiveAsync(wait).get(20, TimeUnit.SECONDS);
+            assertThat(again).extracting(Message::body).containsExactly("a2");
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - nacked)).isBetween(350L, 10_000L);
+            again.get(0).acknowledge();
+        }
+    }
+
+
     @Test
     @DisplayName("a standard mailbox without group ids runs exactly the commands version 2's scripts ran: fairness costs it nothing")
     void noGroupIdsCostNothing() {
