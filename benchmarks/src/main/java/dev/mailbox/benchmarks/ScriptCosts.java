@@ -1,8 +1,10 @@
 package dev.mailbox.benchmarks;
 
 import dev.mailbox.api.Codec;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiveOptions;
+import dev.mailbox.api.SendOptions;
 import dev.mailbox.redis.RedisMailbox;
 import dev.mailbox.testkit.redis.RedisServerProcess;
 import redis.clients.jedis.JedisPooled;
@@ -19,14 +21,17 @@ import java.util.TreeMap;
 /**
  * What each RedisMailbox script costs redis-server, from redis-server's own accounting
  * ({@code INFO commandstats}, reset before each phase): per call of send, receive, acknowledge and
- * acknowledgeAndReceive, the time the whole script took ({@code EVALSHA}'s usec_per_call) and the
+ * acknowledgeAndReceive (on a standard mailbox, a FIFO one, and a standard one whose messages have tenants), the time the whole script took ({@code EVALSHA}'s usec_per_call) and the
  * commands it ran inside, next to plain RPUSH / LPOP / DEL. The difference between a script's time and
  * its commands' is Lua: calling the script, building KEYS and ARGV, the prelude, the string work and
  * each {@code redis.call}'s own cost beyond the command.
  *
  * <pre>
- * java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.ScriptCosts [--n 20000] [--repetitions 3]
+ * java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.ScriptCosts [--n 20000] [--repetitions 3] [--standard-only]
  * </pre>
+ *
+ * {@code --standard-only} leaves out the FIFO and tenant phases, so that the same run can be made with an
+ * earlier mailbox-redis jar ahead on the class path, for an A/B of the standard scripts.
  *
  * It starts its own redis-server (PATH, else the bundled one; {@code MAILBOX_REDIS_SERVER} chooses).
  * One thread; each phase runs {@code n} calls; the figures are the medians over the repetitions. The
@@ -49,9 +54,14 @@ public final class ScriptCosts {
         Options options = new Options(args);
         int n = options.integer("--n", 20_000);
         int repetitions = options.integer("--repetitions", 3);
+        boolean standardOnly = java.util.Arrays.asList(args).contains("--standard-only");
         try (RedisServerProcess server = RedisServerProcess.start();
              JedisPooled jedis = new JedisPooled(server.host(), server.port());
-             RedisMailbox<String> m = RedisMailbox.builder("costs", Codec.utf8()).client(jedis).build()) {
+             RedisMailbox<String> m = RedisMailbox.builder("costs", Codec.utf8()).client(jedis).build();
+             // built only when used: an earlier mailbox-redis jar ahead on the class path has no fifo(...)
+             RedisMailbox<String> fifo = standardOnly ? null : RedisMailbox.builder("costs-fifo", Codec.utf8())
+                     .client(jedis).fifo(FifoOptions.defaults()).build();
+             RedisMailbox<String> fair = RedisMailbox.builder("costs-fair", Codec.utf8()).client(jedis).build()) {
             String info = new String((byte[]) jedis.sendCommand(Protocol.Command.INFO, "server"), StandardCharsets.UTF_8);
             String version = info.lines().filter(l -> l.startsWith("redis_version:")).findFirst()
                     .orElse("redis_version:?").substring("redis_version:".length());
@@ -89,6 +99,9 @@ public final class ScriptCosts {
                 m.acknowledgeBatch(last);
             });
             phases.put("send + acknowledgeAndReceive (per cycle)", cycle);
+            if (!standardOnly) {
+                groupPhases(phases, fifo, fair, n, one);
+            }
             phases.put("plain RPUSH + LPOP + DEL (per cycle)", new Phase(() -> {
                 for (int i = 0; i < n; i++) {
                     jedis.rpush("plain", BODY);
@@ -111,6 +124,56 @@ public final class ScriptCosts {
                 e.getValue().print(e.getKey());
             }
         }
+    }
+
+    /**
+     * FIFO, each message alone in its group (the widest case: every send queues a group, every acknowledgement
+     * releases one), then one group in steady state; and a standard mailbox whose messages all have tenants,
+     * none noisy.
+     */
+    private static void groupPhases(Map<String, Phase> phases, RedisMailbox<String> fifo, RedisMailbox<String> fair,
+                                    int n, ReceiveOptions one) {
+        SendOptions[] groups = new SendOptions[n];
+        for (int g = 0; g < groups.length; g++) {
+            groups[g] = SendOptions.defaults().withGroupId("g" + g);
+        }
+        List<List<Message<String>>> held = new ArrayList<>();
+        phases.put("FIFO send, a group per message", new Phase(() -> {
+            for (int i = 0; i < n; i++) {
+                fifo.send(BODY, groups[i]);
+            }
+        }));
+        phases.put("FIFO receive", new Phase(() -> {
+            held.clear();
+            for (int i = 0; i < n; i++) {
+                held.add(fifo.receive(one));
+            }
+        }));
+        phases.put("FIFO acknowledge", new Phase(() -> {
+            for (List<Message<String>> got : held) {
+                got.get(0).acknowledge();
+            }
+        }));
+        phases.put("FIFO send + acknowledgeAndReceive, 1 group (per cycle)", new Phase(() -> {
+            List<Message<String>> last = List.of();
+            for (int i = 0; i < n; i++) {
+                fifo.send(BODY, groups[0]);
+                last = fifo.acknowledgeAndReceive(last, one, s -> {
+                    throw new IllegalStateException("stale handle " + s.id());
+                });
+            }
+            fifo.acknowledgeBatch(last);
+        }));
+        phases.put("tenants: send + acknowledgeAndReceive, 10 tenants (per cycle)", new Phase(() -> {
+            List<Message<String>> last = List.of();
+            for (int i = 0; i < n; i++) {
+                fair.send(BODY, groups[i % 10]);
+                last = fair.acknowledgeAndReceive(last, one, s -> {
+                    throw new IllegalStateException("stale handle " + s.id());
+                });
+            }
+            fair.acknowledgeBatch(last);
+        }));
     }
 
     /** One measured phase and what each repetition of it cost, per call. */

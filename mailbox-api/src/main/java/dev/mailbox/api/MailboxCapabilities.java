@@ -72,10 +72,9 @@ public final class MailboxCapabilities {
      * or content within {@link Limits#DEDUPLICATION_WINDOW}, per mailbox or per group. A standard mailbox
      * answers {@code false}.
      *
-     * <p>Declared by the in-memory backend's FIFO mailboxes and by {@code SqsMailbox} on an SQS FIFO queue (see
-     * {@link #holdsRuns()} for the one rule that depends on the SQS server), and by a remote mailbox through a node
-     * ({@code RemoteMailbox}) whose hosted mailbox declares it. Redis does not create FIFO mailboxes yet (issue 31)
-     * and answers {@code false}; it will declare it when it passes the kit's FIFO group.
+     * <p>Declared by the FIFO mailboxes of the in-memory and Redis backends, by {@code SqsMailbox} on an SQS FIFO
+     * queue (see {@link #holdsRuns()} for the one rule that depends on the SQS server), and by a remote mailbox
+     * through a node ({@code RemoteMailbox}) whose hosted mailbox declares it.
      *
      * @return whether this is a FIFO mailbox
      */
@@ -100,8 +99,8 @@ public final class MailboxCapabilities {
      * false, group ids sent to a standard mailbox are accepted and ignored. A FIFO mailbox answers
      * {@code false}: its groups are ordered, not balanced.
      *
-     * <p>Declared today by the in-memory backend, and by a remote mailbox through a node whose hosted mailbox
-     * declares it. Redis does not declare it yet (issue 31). {@code SqsMailbox} never does: it sends the group id as the MessageGroupId, with which AWS's
+     * <p>Declared today by the in-memory and Redis backends, and by a remote mailbox through a node whose hosted
+     * mailbox declares it. {@code SqsMailbox} never does: it sends the group id as the MessageGroupId, with which AWS's
      * standard queues are fair by AWS's own measure (fair queues), which the API does not show and ElasticMQ
      * does not have.
      *

@@ -124,6 +124,10 @@ class GroupsAndFifoTest {
                 .isNotEqualTo(MailboxCapabilities.builder().build());
         assertThat(MailboxCapabilities.builder().timeGranularity(java.time.Duration.ofMillis(1)).build())
                 .isNotEqualTo(MailboxCapabilities.builder().timeGranularity(java.time.Duration.ofMillis(2)).build());
+        assertThat(MailboxCapabilities.builder().fifo(true).holdsRuns(true).build())
+                .isNotEqualTo(MailboxCapabilities.builder().fifo(true).build());
+        assertThat(MailboxCapabilities.builder().sharedDeliveryState(true).build())
+                .isNotEqualTo(MailboxCapabilities.builder().build());
     }
 
     @Test

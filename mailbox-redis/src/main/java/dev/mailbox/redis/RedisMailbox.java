@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.FencedException;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxCapabilities;
@@ -71,9 +72,21 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *   <li><b>Fencing</b> ({@link #fenced(long)}) and <b>deduplication</b>
  *       ({@link SendOptions#withDeduplicationId(String)}) live in keys beside the messages and are
  *       checked inside the scripts, so they hold across processes and restarts.</li>
+ *   <li><b>FIFO mailboxes</b> ({@link Builder#fifo(FifoOptions)}) keep every rule of {@link Mailbox}'s
+ *       "FIFO mailboxes" in the scripts: each group's waiting messages are ordered by id in one sorted
+ *       set for the whole mailbox, a list holds the groups that can deliver (nothing in flight), and a
+ *       receive takes a group from it with the run of its messages from the head, so no later message
+ *       of a group is handed out while an earlier one is in flight, in any process. Sequence numbers
+ *       are the id counter in 20 digits.</li>
+ *   <li><b>Fairness</b>: a standard mailbox is fair between tenants (group ids on standard sends,
+ *       {@link MailboxCapabilities#fairness()}). A noisy tenant's visible messages are set aside while it
+ *       stays noisy; its in-flight count is kept through deliveries, acknowledgements, nacks and lapses.
+ *       The in-flight total is what {@code timed} holds, so delayed messages and nack timeouts count
+ *       too. A mailbox whose messages have no group ids runs exactly the commands it ran before
+ *       fairness existed (GroupsTest checks it against version 2's scripts).</li>
  * </ul>
  *
- * <h2>Key layout, version 2</h2>
+ * <h2>Key layout, version 3</h2>
  * With the default prefix {@code mailbox:} and a mailbox named {@code orders} (a mailbox built with
  * another name's hash tag, say {@code orders-dlq} with tag {@code orders}, lives at
  * {@code mailbox:{orders}:orders-dlq:...}):
@@ -81,12 +94,16 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *   <caption>Keys of one mailbox</caption>
  *   <tr><th>key</th><th>type</th><th>holds</th><th>since</th></tr>
  *   <tr><td>{@code mailbox:{orders}:ready}</td><td>list</td><td>ids of visible messages, in the order they
- *       became visible</td><td>1</td></tr>
+ *       became visible (standard mailboxes)</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:timed}</td><td>sorted set</td><td>ids of delayed, nacked-with-timeout
- *       and in-flight messages, scored by due time (server ms)</td><td>1</td></tr>
+ *       and in-flight messages, scored by due time (server ms); a tenant's message in flight as
+ *       {@code <id> <tenant>}, and the member {@code fair}, scored 0, while the mailbox has tenant
+ *       state (version 3)</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:body}</td><td>hash</td><td>id → encoded body</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:meta}</td><td>hash</td><td>id →
- *       {@code enqueuedAt|deliveryCount|flag|due|receiptToken}</td><td>1</td></tr>
+ *       {@code enqueuedAt|deliveryCount|flag|due|receiptToken}, and for a message with a group (version 3)
+ *       {@code |originalId|groupId} after it; flag {@code -}, {@code a} (attributes), {@code g} (a group)
+ *       or {@code G} (both); originalId: the id a FIFO dead letter had in its source</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:attr}</td><td>hash</td><td>id → attributes (JSON), only for messages
  *       that have some</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:seq}</td><td>string</td><td>the id counter (kept by {@code purge}, so
@@ -97,21 +114,53 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *       through a {@link #fenced fenced} view; absent means 0. Only rises; kept by {@code purge}</td>
  *       <td>2</td></tr>
  *   <tr><td>{@code mailbox:{orders}:dedup/ID}</td><td>string</td><td>the id of the message first sent
- *       with deduplication id {@code ID} (in a batch {@code ID/i}); expires
+ *       with deduplication id {@code ID} (in a batch {@code ID/i}; with content-based deduplication the
+ *       body's SHA-256 in hex; in a FIFO mailbox with the group scope {@code <group> ID}); expires
  *       {@link Limits#DEDUPLICATION_WINDOW} after that send; kept by {@code purge}</td><td>2</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:kind}</td><td>string</td><td>{@code fifo} or {@code standard}, set by
+ *       the first object that calls; kept by {@code purge}</td><td>3</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:gq}</td><td>sorted set</td><td>FIFO: {@code <group> <id>}, every score
+ *       0, for each message not in flight (visible, or waiting out a nack timeout): lexical order is
+ *       group, then send order</td><td>3</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:gready}</td><td>list</td><td>FIFO: groups that can deliver, each
+ *       once</td><td>3</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:gstate}</td><td>hash</td><td>FIFO: group → {@code q} while in
+ *       {@code gready}, else how many of its messages are in flight; absent for an idle group</td>
+ *       <td>3</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:tflight}</td><td>hash</td><td>fair standard mailboxes: tenant → its
+ *       messages in flight</td><td>3</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:tparked}</td><td>sorted set</td><td>fair standard mailboxes:
+ *       {@code <tenant> <id>}, every score 0, for visible messages set aside while their tenant was
+ *       noisy</td><td>3</td></tr>
  * </table>
- * The layout's version is written down here, in the scripts and in the code, not stored in Redis:
- * each version only adds keys, so this code reads what earlier versions wrote as it is, with no
- * migration. Version 1 (the first release) had the first seven keys; version 2 added the fence and
- * the deduplication keys, and a version 1 mailbox reads as fence 0 with no deduplication ids
- * remembered. The other way round, version 1 code ignores the new keys: while any process of a queue
- * still runs it, that process is neither fenced nor deduplicated. Receipt handles are unchanged
- * ({@code <message id>:<delivery token>}).
+ * Group ids come after the mailbox's own {@code {tag}}, the first in every key, so no group id moves a
+ * key to another slot; they hold no space (SQS's characters), which separates them from ids. Every key a
+ * script touches is among its {@code KEYS}, as Redis asks: a standard mailbox passes its first seven and
+ * {@code tflight} and {@code tparked}, a FIFO mailbox its first seven and {@code gq}, {@code gready} and
+ * {@code gstate}, then come its dead-letter mailbox's and the deduplication keys; so on a cluster a call
+ * made while the slot migrates is refused before it writes anything.
+ *
+ * <p>The layout's version is written down here, in the scripts and in the code, not stored in Redis:
+ * each version only adds keys and fields, so this code reads what earlier versions wrote as it is,
+ * with no migration. Version 1 (the first release) had the first seven keys; version 2 added the fence
+ * and the deduplication keys, and a version 1 mailbox reads as fence 0 with no deduplication ids
+ * remembered; version 3 added the kind, FIFO and tenant keys and the meta suffix of grouped messages,
+ * and a version 2 mailbox reads as a standard mailbox without tenants (LayoutCompatibilityTest writes
+ * one with version 2's scripts and serves it). The other way round, earlier code ignores the new keys:
+ * while any process of a queue still runs it, that process is neither fenced nor deduplicated (version
+ * 1), and must not serve a FIFO mailbox or tenants (version 2), whose messages it would not find or
+ * would count wrongly. Receipt handles are unchanged ({@code <message id>:<delivery token>}).
  *
  * <h2>Cost of the new checks</h2>
  * A fenced call's script does one extra {@code GET} of the fence key (and one {@code SET} the first
  * time an epoch is used); a call that is not fenced does none. A send with a deduplication id does one
- * {@code GET} and one {@code SET} per message. None adds a round trip.
+ * {@code GET} and one {@code SET} per message. None adds a round trip. A mailbox object checks its kind
+ * once, in one round trip before its first call. Fairness costs a mailbox without group ids no command,
+ * only its two keys in every call's {@code KEYS} (about 0.1 µs of server time a script); with tenants, a receive reads their in-flight counts and the set-aside tenants' heads (one call each),
+ * and every script reads the earliest deadline twice while tenant state exists. A FIFO mailbox's calls
+ * each run a few more commands than a standard one's: per send the group's sorted-set entry and its
+ * state, per receive the group's run and state, per acknowledgement the group's release (ScriptCosts in
+ * benchmarks/ has the figures).
  *
  * <p>Messages that become visible together (delays, or visibility timeouts of a crashed consumer's
  * messages, ending at once) are moved to the ready list by the next call on the mailbox, all of them, so
@@ -142,6 +191,11 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * RedisMailbox<Order> orders = RedisMailbox.builder("orders", JsonCodec.of(Order.class))
  *         .client(redis)
  *         .build();
+ * RedisMailbox<Event> events = RedisMailbox.builder("events", JsonCodec.of(Event.class))
+ *         .client(redis)
+ *         .fifo(FifoOptions.defaults().withContentBasedDeduplication(true))
+ *         .build();
+ * events.send(event, SendOptions.defaults().withGroupId("customer-42"));
  * }</pre>
  *
  * @param <T> the body type
@@ -192,12 +246,14 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
     };
 
     /** The key layout these scripts read and write; see the class comment for its history. */
-    static final int LAYOUT_VERSION = 2;
+    static final int LAYOUT_VERSION = 3;
 
     private static final ObjectMapper ATTRIBUTES = new ObjectMapper();
     private static final TypeReference<LinkedHashMap<String, String>> ATTRIBUTE_MAP = new TypeReference<>() { };
-    /** In the order the scripts take them (prelude.lua's keys_at). */
+    /** In the order the scripts take them (prelude.lua's keys_at): every mailbox's, then its kind's. */
     private static final String[] KEY_SUFFIXES = {"ready", "timed", "body", "meta", "attr", "seq", "fence"};
+    private static final String[] STANDARD_KEY_SUFFIXES = {"tflight", "tparked"};
+    private static final String[] FIFO_KEY_SUFFIXES = {"gq", "gready", "gstate"};
     private static final byte[] ZERO = bytes(0);
     private static final byte[] DEDUPLICATION_WINDOW_MS = bytes(Limits.DEDUPLICATION_WINDOW.toMillis());
     private static final Pattern TAG = Pattern.compile("[^{}]{1,200}");
@@ -221,6 +277,18 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
     private final @Nullable RedisMailbox<?> deadLetters;
     private final int maxReceiveCount;
     private final ReceiveOptions defaults;
+    /** The FIFO settings, or null for a standard mailbox. */
+    private final @Nullable FifoOptions fifo;
+    private final Scripts send;
+    private final Scripts receive;
+    private final Scripts ack;
+    private final Scripts nack;
+    private final Scripts extend;
+    private final Scripts purge;
+    /** What kind.lua reads (meta, kind, gq, gstate), whichever this object's kind. */
+    private final List<byte[]> kindKeys;
+    /** Whether this object's kind was checked against the mailbox's in Redis (see {@link #ensureOpen}). */
+    private volatile boolean kindChecked;
     private final MailboxCapabilities capabilities;
     private final WakeHub hub;
     private final WakeHub.Channel wake;
@@ -236,6 +304,9 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
         this.base = base;
         List<byte[]> k = new ArrayList<>();
         for (String suffix : KEY_SUFFIXES) {
+            k.add((base + suffix).getBytes(StandardCharsets.UTF_8));
+        }
+        for (String suffix : b.fifo != null ? FIFO_KEY_SUFFIXES : STANDARD_KEY_SUFFIXES) {
             k.add((base + suffix).getBytes(StandardCharsets.UTF_8));
         }
         this.keys = List.copyOf(k);
@@ -255,10 +326,25 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
             this.receiveKeys = keys;
         }
         this.defaults = b.defaults;
+        this.fifo = b.fifo;
+        boolean f = fifo != null;
+        this.send = f ? Scripts.SEND_FIFO : Scripts.SEND;
+        this.receive = f ? Scripts.RECEIVE_FIFO : Scripts.RECEIVE;
+        this.ack = f ? Scripts.ACK_FIFO : Scripts.ACK;
+        this.nack = f ? Scripts.NACK_FIFO : Scripts.NACK;
+        this.extend = f ? Scripts.EXTEND_FIFO : Scripts.EXTEND;
+        this.kindKeys = List.of(bytes(base + "meta"), bytes(base + "kind"), bytes(base + "gq"), bytes(base + "gstate"));
+        this.purge = f ? Scripts.PURGE_FIFO : Scripts.PURGE;
         this.capabilities = MailboxCapabilities.builder()
-                .exactCount(true).visibilityOrder(true).detectsStaleAcknowledge(true).capacity(true).atomicDeadLetter(true)
+                .fifo(f).fairness(!f)
+                .exactCount(true).visibilityOrder(!f).detectsStaleAcknowledge(true).capacity(true).atomicDeadLetter(true)
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofMillis(1)).extendedNames(true)
                 .atomicFencing(true).durableDeduplication(true).lateAcknowledge(true)
+                // a group is queued only when its in-flight count (gstate) is back to 0, so a message that
+                // comes back from a run waits for the rest of it; every delivery's token is kept in meta
+                .holdsRuns(f).sharedDeliveryState(true)
+                // a node reads it to know whether a send through it needs a deduplication id of its own
+                .contentBasedDeduplication(f && fifo.contentBasedDeduplication())
                 .build();
         this.hub = WakeHub.acquire(client);
         this.wake = hub.join(channel);
@@ -322,27 +408,52 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
 
     private List<String> sendAll(List<? extends T> bodies, SendOptions options, boolean batch) {
         Objects.requireNonNull(options, "options");
+        if (fifo != null) {
+            Limits.requireFifoSend(name, options);
+        }
         String deduplicationId = options.deduplicationId();
+        String groupId = options.groupId();
+        List<byte[]> encoded = new ArrayList<>(bodies.size());
+        for (T body : bodies) {
+            encoded.add(Bodies.encode(codec, body, options.attributes(), maxMessageBytes, name));
+        }
+        boolean byContent = fifo != null && deduplicationId == null && fifo.contentBasedDeduplication();
         List<byte[]> sendKeys = keys;
-        if (deduplicationId != null) {
+        if (deduplicationId != null || byContent) {
+            // the group scope puts the group before the id: neither holds a space
+            String scope = fifo != null && fifo.deduplicationScope() == FifoOptions.DeduplicationScope.GROUP
+                    ? groupId + " " : "";
             sendKeys = new ArrayList<>(keys.size() + bodies.size());
             sendKeys.addAll(keys);
             for (int i = 0; i < bodies.size(); i++) {
-                sendKeys.add(bytes(deduplicationKey(batch ? deduplicationId + "/" + i : deduplicationId)));
+                String id = byContent ? FifoOptions.contentDeduplicationId(encoded.get(i))
+                        : batch ? deduplicationId + "/" + i : deduplicationId;
+                sendKeys.add(bytes(deduplicationKey(scope + id)));
             }
         }
-        List<byte[]> args = new ArrayList<>(6 + bodies.size());
+        byte[] window = sendKeys == keys ? ZERO : DEDUPLICATION_WINDOW_MS;
+        List<byte[]> args = new ArrayList<>(7 + bodies.size());
         args.add(channelBytes);
         args.add(ttlMs);
-        args.add(bytes(millisRoundedUp(options.delay())));
-        args.add(bytes(capacity));
-        args.add(encodeAttributes(options.attributes()));
-        args.add(deduplicationId == null ? ZERO : DEDUPLICATION_WINDOW_MS);
-        for (T body : bodies) {
-            args.add(Bodies.encode(codec, body, options.attributes(), maxMessageBytes, name));
+        Scripts script = send;
+        if (fifo != null) { // no delay: refused above
+            args.add(bytes(capacity));
+            args.add(encodeAttributes(options.attributes()));
+            args.add(window);
+            args.add(bytes(groupId));
+        } else {
+            args.add(bytes(millisRoundedUp(options.delay())));
+            args.add(bytes(capacity));
+            args.add(encodeAttributes(options.attributes()));
+            args.add(window);
+            if (groupId != null) {
+                script = Scripts.SEND_TENANT;
+                args.add(bytes(groupId));
+            }
         }
+        args.addAll(encoded);
         ensureOpen();
-        Object reply = Scripts.SEND.run(client, name, sendKeys, args);
+        Object reply = script.run(client, name, sendKeys, args);
         if (reply instanceof Long code) { // -n: no room for the n messages not sent before
             throw new MailboxFullException(name, capacity, (int) -code);
         }
@@ -560,7 +671,7 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
             seen = wake.generation();
             List<?> reply;
             try {
-                reply = (List<?>) Scripts.RECEIVE.run(client, name, receiveKeys, args);
+                reply = (List<?>) receive.run(client, name, receiveKeys, args);
                 outage = null;
             } catch (RuntimeException e) {
                 // the first call fails fast; a wait already under way rides out an outage until it ends
@@ -582,7 +693,7 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
                 args.set(3, bytes(epoch));
             }
             first = false;
-            if (reply != null && (reply.size() > 3 || waitNanos == 0)) {
+            if (reply != null && (messageCount(reply) > 0 || waitNanos == 0)) {
                 return messages(reply, epoch);
             }
             long remainingMs = TimeUnit.NANOSECONDS.toMillis(start + waitNanos - System.nanoTime());
@@ -628,19 +739,52 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
         }
     }
 
+    /** @return how many messages a receive script's reply holds (see receive.lua for its layout) */
+    private static int messageCount(List<?> reply) {
+        return (reply.size() - 3) / 6;
+    }
+
     private List<Message<T>> messages(List<?> reply, long epoch) {
-        int n = (reply.size() - 3) / 6;
+        int n = messageCount(reply);
         if (n == 0) {
             return List.of();
         }
+        // after the messages, a FIFO receive adds (group, original id) per message; a standard one adds
+        // the tenant per message, only if one has a tenant
+        List<?> extra = (reply.size() - 3) % 6 == 1 ? (List<?>) reply.get(reply.size() - 1) : null;
         List<Message<T>> out = new ArrayList<>(n);
-        for (int i = 3; i < reply.size(); i += 6) {
+        for (int k = 0; k < n; k++) {
+            int i = 3 + 6 * k;
+            String id = string(reply.get(i));
+            String shownId = id;
+            String groupId = null;
+            String sequenceNumber = null;
+            if (fifo != null) {
+                groupId = string(Objects.requireNonNull(extra).get(2 * k));
+                String original = string(extra.get(2 * k + 1));
+                if (!original.isEmpty()) {
+                    shownId = original;
+                }
+                sequenceNumber = sequenceNumber(id);
+            } else if (extra != null) {
+                String tenant = string(extra.get(k));
+                groupId = tenant.isEmpty() ? null : tenant;
+            }
             byte[] body = (byte[]) reply.get(i + 1);
-            out.add(new RedisMessage<>(this, string(reply.get(i)), string(reply.get(i + 4)), epoch,
+            out.add(new RedisMessage<>(this, id, shownId, string(reply.get(i + 4)), epoch,
                     (int) (long) (Long) reply.get(i + 3), (Long) reply.get(i + 2),
-                    decodeAttributes((byte[]) reply.get(i + 5)), Bodies.decode(codec, body)));
+                    decodeAttributes((byte[]) reply.get(i + 5)), Bodies.decode(codec, body), groupId, sequenceNumber));
         }
         return out;
+    }
+
+    /**
+     * The sequence number of a FIFO message: its id is the mailbox's id counter in hex, given here in 20
+     * decimal digits, so text order is numeric order (as the in-memory mailbox numbers its messages).
+     */
+    static String sequenceNumber(String id) {
+        String digits = Long.toUnsignedString(Long.parseUnsignedLong(id, 16));
+        return "0".repeat(20 - digits.length()) + digits;
     }
 
     /**
@@ -672,7 +816,7 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
         }
         ensureOpen();
         List<Message<T>> stale = new ArrayList<>();
-        reportStale(settling, (List<?>) Scripts.ACK.run(client, name, keys, args), stale::add);
+        reportStale(settling, (List<?>) ack.run(client, name, keys, args), stale::add);
         return stale;
     }
 
@@ -712,7 +856,7 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
     @Override
     public long purge() {
         ensureOpen();
-        return (Long) Scripts.PURGE.run(client, name, keys, List.of(channelBytes, ttlMs));
+        return (Long) purge.run(client, name, keys, List.of(channelBytes, ttlMs));
     }
 
     @Override
@@ -723,21 +867,24 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
 
     // ---- inspection (the web console): read-only scripts, nothing changes
 
-    /** How many timed, ready and due entries {@link #inspect} reads one by one, at most, of each. */
+    /** How many entries of each kind {@link #inspect} and {@link #peek} read one by one, at most. */
     private static final int INSPECT_SCAN = 1_000;
 
     /**
      * {@inheritDoc}
      *
-     * <p>One read-only script. The counts are exact while at most {@value #INSPECT_SCAN} messages are delayed or
-     * in flight (each is read to tell which); beyond, the unread ones count as delayed and {@code exact} is false.
-     * The oldest message's age is that of the oldest among the first {@value #INSPECT_SCAN} queued, due and timed
-     * ones, by the Redis server's clock.
+     * <p>One read-only script. The total is exact (every message has a meta entry); so are the counts while at
+     * most {@value #INSPECT_SCAN} messages are delayed or in flight (each is read to tell which); beyond, the
+     * unread ones count as delayed and {@code exact} is false. Queued includes a noisy tenant's messages set
+     * aside and, on a FIFO mailbox, the messages waiting behind one of their group in flight. The oldest
+     * message's age is that of the oldest among the first {@value #INSPECT_SCAN} of each structure (the ready
+     * list, the set-aside or FIFO group entries, what is due and what is later), by the Redis server's clock.
      */
     @Override
     public dev.mailbox.api.spi.Inspection.Stats inspect() {
         ensureOpen();
-        List<?> r = (List<?>) Scripts.INSPECT.run(client, name, keys, List.of(channelBytes, ttlMs, bytes(INSPECT_SCAN)));
+        List<?> r = (List<?>) (fifo != null ? Scripts.INSPECT_FIFO : Scripts.INSPECT).run(client, name, keys,
+                List.of(channelBytes, ttlMs, bytes(INSPECT_SCAN)));
         long oldest = (Long) r.get(3);
         long now = (Long) r.get(5);
         return new dev.mailbox.api.spi.Inspection.Stats((Long) r.get(0), (Long) r.get(1), (Long) r.get(2),
@@ -745,11 +892,20 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
                 deadLetters == null ? null : deadLetters.name(), maxReceiveCount);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One read-only script. On a FIFO mailbox queued messages come group by group (the groups ready to
+     * deliver first, in the order receives take them), each group in send order, and a message waiting out a
+     * nack timeout is shown as delayed while the messages behind it are queued; a dead letter shows the id it
+     * had in its source, as {@link Message#id()} does.
+     */
     @Override
     public List<dev.mailbox.api.spi.Inspection.Peeked> peek(int max) {
         dev.mailbox.api.spi.Inspection.requirePeekSize(max);
         ensureOpen();
-        List<?> r = (List<?>) Scripts.PEEK.run(client, name, keys, List.of(channelBytes, ttlMs, bytes(max)));
+        List<?> r = (List<?>) (fifo != null ? Scripts.PEEK_FIFO : Scripts.PEEK).run(client, name, keys,
+                List.of(channelBytes, ttlMs, bytes(max), bytes(INSPECT_SCAN)));
         List<dev.mailbox.api.spi.Inspection.Peeked> out = new ArrayList<>();
         for (int i = 1; i + 5 < r.size(); i += 6) {
             dev.mailbox.api.spi.Inspection.State state = switch (string(r.get(i + 4))) {
@@ -857,7 +1013,7 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
     void acknowledge(String id, String token, String handle, long epoch) {
         ensureOpen();
         byte[] e = bytes(epoch);
-        List<?> codes = (List<?>) Scripts.ACK.run(client, name, keys,
+        List<?> codes = (List<?>) ack.run(client, name, keys,
                 List.of(channelBytes, ttlMs, e, e, bytes(id), bytes(token)));
         requireCurrent(handle, id, (Long) codes.get(0));
     }
@@ -865,7 +1021,7 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
     void changeVisibility(String id, String token, String handle, long epoch, Duration timeout, boolean nack) {
         Limits.requireVisibilityTimeout(timeout, nack ? "visibilityTimeout" : "timeout");
         ensureOpen();
-        Object code = (nack ? Scripts.NACK : Scripts.EXTEND).run(client, name, keys, List.of(channelBytes, ttlMs,
+        Object code = (nack ? this.nack : extend).run(client, name, keys, List.of(channelBytes, ttlMs,
                 bytes(epoch), bytes(id), bytes(token), bytes(millisRoundedUp(timeout))));
         requireCurrent(handle, id, (Long) code);
     }
@@ -887,10 +1043,36 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
         throw new IllegalArgumentException("message " + m.id() + " was not received from mailbox '" + name + "'");
     }
 
+    /**
+     * Before any call: the mailbox is open, and, the first time, its kind in Redis (FIFO or standard) is
+     * this object's (kind.lua). A mailbox never changes kind, and objects of both kinds on one mailbox
+     * would each miss the other's messages. One round trip per object, and its dead-letter mailbox's.
+     */
     private void ensureOpen() {
         if (closed) {
             throw new MailboxClosedException(name);
         }
+        ensureKind();
+    }
+
+    private void ensureKind() {
+        if (kindChecked) {
+            return;
+        }
+        String wanted = fifo != null ? "fifo" : "standard";
+        String stored = string(Scripts.KIND.run(client, name, kindKeys, List.of(channelBytes, ttlMs, bytes(wanted))));
+        if (!stored.equals(wanted)) {
+            boolean isFifo = stored.equals("fifo");
+            throw new MailboxException("mailbox '" + name + "' is a " + (isFifo ? "FIFO" : "standard")
+                    + " mailbox in Redis (" + base + "kind), but this object was built as a "
+                    + (isFifo ? "standard" : "FIFO") + " one: a mailbox never changes kind; build it "
+                    + (isFifo ? "with .fifo(FifoOptions)" : "without .fifo(...)") + ", or purge it and delete "
+                    + base + "kind to start over");
+        }
+        if (deadLetters != null) {
+            deadLetters.ensureKind();
+        }
+        kindChecked = true;
     }
 
     // ---- encoding
@@ -951,6 +1133,7 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
         private int maxMessageBytes = Limits.DEFAULT_MAX_MESSAGE_BYTES;
         private @Nullable RedrivePolicy redrivePolicy;
         private @Nullable Duration keyTtl;
+        private @Nullable FifoOptions fifo;
 
         private Builder(String name, Codec<T> codec) {
             this.name = Limits.requireMailboxName(name, true);
@@ -1041,9 +1224,12 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
 
         /**
          * @param policy where messages go after too many deliveries: another {@code RedisMailbox} on the
-         *               same client (or URI) and, on a cluster, with a hash tag in the same slot. The move
-         *               happens inside the receive script, so it is atomic; dead letters ignore the
-         *               dead-letter mailbox's capacity and get a new id there.
+         *               same client (or URI), FIFO exactly when this one is, and, on a cluster, with a
+         *               hash tag in the same slot. The move happens inside the receive script, so it is
+         *               atomic; dead letters ignore the dead-letter mailbox's capacity and keep their group.
+         *               In a standard dead-letter mailbox they get a new id; in a FIFO one they keep their
+         *               id (and their handles name the key they have there), and each group's stay in
+         *               order.
          * @return this builder
          */
         public Builder<T> redrivePolicy(RedrivePolicy policy) {
@@ -1077,9 +1263,24 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
         }
 
         /**
+         * Makes the mailbox a FIFO mailbox (see {@link Mailbox}'s "FIFO mailboxes"); without this it is a
+         * standard one, fair between tenants ({@link MailboxCapabilities#fairness()}). Every object on one
+         * mailbox must agree: the first call of an object of the other kind is refused with a
+         * {@link MailboxException} (see {@link RedisMailbox} on the {@code kind} key).
+         *
+         * @param options its deduplication settings
+         * @return this builder
+         */
+        public Builder<T> fifo(FifoOptions options) {
+            this.fifo = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /**
          * @return the mailbox
-         * @throws IllegalArgumentException if neither or both of client and URI were given, or the
-         *                                  dead-letter mailbox cannot be reached atomically
+         * @throws IllegalArgumentException if neither or both of client and URI were given, the
+         *                                  dead-letter mailbox cannot be reached atomically, or it is FIFO
+         *                                  and this one is not, or the other way round (as on SQS)
          */
         public RedisMailbox<T> build() {
             if ((client == null) == (uri == null)) {
@@ -1093,6 +1294,11 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
                 RedisMailbox<T> mailbox = new RedisMailbox<>(this, c, owns, server);
                 RedisMailbox<?> dlq = mailbox.deadLetters;
                 if (dlq != null) {
+                    if ((dlq.fifo != null) != (fifo != null)) {
+                        throw new IllegalArgumentException("dead-letter mailbox '" + dlq.name + "' must be "
+                                + (fifo != null ? "a FIFO mailbox, because mailbox '" + name + "' is one"
+                                : "a standard mailbox, because mailbox '" + name + "' is one"));
+                    }
                     if (!dlq.server.equals(server)) {
                         throw new IllegalArgumentException("dead-letter mailbox '" + dlq.name
                                 + "' must use the same Redis client (or URI) as mailbox '" + name + "'");

@@ -17,6 +17,8 @@ import java.util.regex.Pattern;
  * needs to act on the delivery, so any mailbox object of the same queue, in any process, can use the
  * handle while it is current; nothing of the delivery lives in this object's memory. The format has
  * not changed since the first release, so handles issued by earlier versions are accepted as they are.
+ * A dead letter in a FIFO mailbox keeps its first id ({@link #id()}), while its handle names the key it
+ * has in the dead-letter mailbox.
  *
  * <p>A message received through a {@link RedisMailbox#fenced fenced} view carries the view's epoch,
  * and its acknowledge, nack and extend are fenced under it.
@@ -31,10 +33,18 @@ final class RedisMessage<T> extends Delivery<T> {
     /** The fencing epoch of the view it was received through; 0 when received from the mailbox itself. */
     final long epoch;
 
-    RedisMessage(RedisMailbox<T> mailbox, String id, String token, long epoch, int deliveryCount,
-                 long enqueuedAtMillis, Map<String, String> attributes, Object body) {
-        super(mailbox.name(), id, handle(id, token), deliveryCount, Instant.ofEpochMilli(enqueuedAtMillis),
-                attributes, body);
+    /**
+     * @param id             the message's key in the mailbox, which the handle names
+     * @param shownId        the id {@link #id()} reports: {@code id}, or the id a FIFO dead letter had in
+     *                       its source
+     * @param groupId        its group (FIFO) or tenant (fair standard mailbox), or null
+     * @param sequenceNumber its sequence number on a FIFO mailbox, or null
+     */
+    RedisMessage(RedisMailbox<T> mailbox, String id, String shownId, String token, long epoch, int deliveryCount,
+                 long enqueuedAtMillis, Map<String, String> attributes, Object body, @Nullable String groupId,
+                 @Nullable String sequenceNumber) {
+        super(mailbox.name(), shownId, handle(id, token), deliveryCount, Instant.ofEpochMilli(enqueuedAtMillis),
+                attributes, body, groupId, sequenceNumber);
         this.mailbox = mailbox;
         this.id = id;
         this.token = token;

@@ -32,11 +32,19 @@ import java.util.regex.Pattern;
  * The Lua scripts, each the shared prelude plus its own body, run by SHA. A server that does not know
  * a script (restarted, failed over, flushed) answers NOSCRIPT, and the call is repeated with EVAL,
  * which also caches it there.
+ *
+ * <p>Some scripts come in variants made from one file by {@link #variant}: {@code FIFO} for FIFO
+ * mailboxes, {@code TENANT} for a send with a group id to a standard mailbox. A variant carries only its
+ * own branches, so a standard mailbox's scripts neither hold nor run FIFO code.
  */
 enum Scripts {
-    SEND("send"), RECEIVE("receive"), ACK("ack"), NACK("nack"), EXTEND("extend"), COUNT("count"), PURGE("purge"),
+    SEND("send"), SEND_TENANT("send", "TENANT"), SEND_FIFO("fifo_send", "FIFO"),
+    RECEIVE("receive"), RECEIVE_FIFO("fifo_receive", "FIFO"),
+    ACK("ack"), ACK_FIFO("ack", "FIFO"), NACK("nack"), NACK_FIFO("nack", "FIFO"),
+    EXTEND("extend"), EXTEND_FIFO("extend", "FIFO"),
+    COUNT("count"), PURGE("purge"), PURGE_FIFO("purge", "FIFO"), KIND("kind"),
     /** Read only: the web console's counts and peeks (see {@link dev.mailbox.api.spi.Inspection}). */
-    INSPECT("inspect"), PEEK("peek");
+    INSPECT("inspect"), INSPECT_FIFO("inspect", "FIFO"), PEEK("peek"), PEEK_FIFO("peek", "FIFO");
 
     private static final String FENCED = "FENCED ";
 
@@ -44,12 +52,15 @@ enum Scripts {
     private final byte[] source;
     private final byte[] sha;
 
-    Scripts(String name) {
-        this.name = name;
-        String body = load(name + ".lua");
-        String text = (prelude(load("prelude.lua"), body) + "\n" + body)
+    Scripts(String file, String... flags) {
+        this.name = flags.length == 0 ? file : file + "/" + String.join("/", flags);
+        Set<String> on = Set.of(flags);
+        String body = variant(load(file + ".lua"), on, file + ".lua");
+        String text = (prelude(variant(load("prelude.lua"), on, "prelude.lua"), body) + "\n" + body)
                 .replace("__HORIZON_MS__", Long.toString(WakeHub.ANNOUNCE_HORIZON_MS))
-                .replace("__DEDUP_WINDOW_MS__", Long.toString(Limits.DEDUPLICATION_WINDOW.toMillis()));
+                .replace("__DEDUP_WINDOW_MS__", Long.toString(Limits.DEDUPLICATION_WINDOW.toMillis()))
+                .replace("__NOISY_MIN__", Integer.toString(Limits.NOISY_TENANT_MIN_IN_FLIGHT))
+                .replace("__NOISY_SHARE__", Integer.toString(Limits.NOISY_TENANT_MIN_SHARE_PERCENT));
         this.source = text.getBytes(StandardCharsets.UTF_8);
         this.sha = sha1Hex(source).getBytes(StandardCharsets.US_ASCII);
     }
@@ -104,6 +115,50 @@ enum Scripts {
         } catch (RuntimeException unexpected) {
             return new MailboxException("Redis refused a call on mailbox '" + mailbox + "': " + msg, cause);
         }
+    }
+
+    /**
+     * One variant of a script's text: of each block {@code --#if NAME} ... [{@code --#else} ...]
+     * {@code --#end} (each directive a line of its own; blocks do not nest) it keeps the first branch if
+     * {@code NAME} is among {@code flags}, else the second; the directive lines go.
+     *
+     * @param file the file's name, for errors
+     */
+    static String variant(String text, Set<String> flags, String file) {
+        StringBuilder out = new StringBuilder();
+        Boolean keep = null; // null: outside a block
+        boolean sawElse = false;
+        int lineNumber = 0;
+        for (String line : text.lines().toList()) {
+            lineNumber++;
+            String t = line.strip();
+            if (t.startsWith("--#if ")) {
+                if (keep != null) {
+                    throw new IllegalStateException(file + ":" + lineNumber + ": --#if blocks do not nest");
+                }
+                keep = flags.contains(t.substring("--#if ".length()).strip());
+                sawElse = false;
+            } else if (t.equals("--#else")) {
+                if (keep == null || sawElse) {
+                    throw new IllegalStateException(file + ":" + lineNumber + ": --#else without its --#if");
+                }
+                keep = !keep;
+                sawElse = true;
+            } else if (t.equals("--#end")) {
+                if (keep == null) {
+                    throw new IllegalStateException(file + ":" + lineNumber + ": --#end without its --#if");
+                }
+                keep = null;
+            } else if (t.startsWith("--#")) {
+                throw new IllegalStateException(file + ":" + lineNumber + ": unknown directive " + t);
+            } else if (keep == null || keep) {
+                out.append(line).append('\n');
+            }
+        }
+        if (keep != null) {
+            throw new IllegalStateException(file + ": --#if without its --#end");
+        }
+        return out.toString();
     }
 
     /**

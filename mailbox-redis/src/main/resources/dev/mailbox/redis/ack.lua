@@ -3,5 +3,8 @@
 local refused = fence(ARGV[3], ARGV[4])
 if refused then return refused end
 local codes = acknowledge_pairs(5)
+--#if FIFO
+if K.queued > 0 then redis.call('PUBLISH', CHANNEL, 'r' .. K.queued) end
+--#end
 touch(K, TTL)
 return codes

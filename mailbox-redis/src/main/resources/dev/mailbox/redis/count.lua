@@ -1,2 +1,3 @@
--- Every message not deleted: queued, delayed and in flight. One script so the two reads are atomic.
-return redis.call('LLEN', K.ready) + redis.call('ZCARD', K.timed)
+-- Every message not deleted: queued, delayed, set aside and in flight, FIFO or not: each has a meta.
+-- One script for both kinds, since it reads nothing else.
+return redis.call('HLEN', K.meta)

@@ -2,12 +2,17 @@
 local refused = fence(ARGV[3], ARGV[3])
 if refused then return refused end
 local id = ARGV[4]
-local code, enqueued, count, flag = check(id, ARGV[5])
+local code, enqueued, count, flag, rest = check(id, ARGV[5])
 if code ~= 1 then return code end
 local before = earliest(K)
 local due = NOW + tonumber(ARGV[6])
-redis.call('HSET', K.meta, id, format_meta(enqueued, count, flag, due, ARGV[5]))
+redis.call('HSET', K.meta, id, format_meta(enqueued, count, flag, due, ARGV[5]) .. rest)
+--#if FIFO
 redis.call('ZADD', K.timed, due, id)
+--#else
+local tenant = (flag == 'g' or flag == 'G') and string.match(rest, '^|[^|]*|(.*)$') or nil
+redis.call('ZADD', K.timed, due, tenant and id .. ' ' .. tenant or id)
+--#end
 announce_due(CHANNEL, due, before)
 touch(K, TTL)
 return 1

@@ -1,4 +1,9 @@
--- Deletes every message; the id counter stays so ids are never reused. Returns how many.
-local n = redis.call('LLEN', K.ready) + redis.call('ZCARD', K.timed)
-redis.call('DEL', K.ready, K.timed, K.body, K.meta, K.attr)
+-- Deletes every message, and with them the groups' (FIFO) or the tenants' state; the id counter, the
+-- fence, the deduplication ids and the mailbox's kind stay, so ids are never reused. Returns how many.
+local n = redis.call('HLEN', K.meta)
+--#if FIFO
+redis.call('DEL', K.ready, K.timed, K.body, K.meta, K.attr, K.gq, K.gready, K.gstate)
+--#else
+redis.call('DEL', K.ready, K.timed, K.body, K.meta, K.attr, K.tflight, K.tparked)
+--#end
 return n

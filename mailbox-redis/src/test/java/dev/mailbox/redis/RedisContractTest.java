@@ -43,6 +43,9 @@ abstract class RedisContractTest extends MailboxContract {
         if (spec.redrivePolicy() != null) {
             b.redrivePolicy(spec.redrivePolicy());
         }
+        if (spec.fifo() != null) {
+            b.fifo(spec.fifo());
+        }
         configure(b);
         return b.build();
     }

@@ -234,7 +234,9 @@ class RedisMailboxTest {
             }
             long sentMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             assumeTrue(sentMs < 2_500, "the 1,010 delayed sends took " + sentMs + " ms: some could be due already");
-            Thread.sleep(3_500 - sentMs); // every delayed message is due, none promoted yet
+            // every delayed message is due, none promoted yet: the last one sent is due 3 s after the sends ended
+            // (sleeping until 3.5 s after the first send left the last ones not due when sending took > 0.5 s)
+            Thread.sleep(3_500);
             m.send("late");
             List<String> order = new ArrayList<>();
             List<Message<String>> got;

@@ -3,6 +3,8 @@ package dev.mailbox.redis;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
+import java.util.Set;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -67,6 +69,41 @@ class ScriptsTest {
     void unclosed() {
         assertThatThrownBy(() -> Scripts.prelude("local function broken(x)\n  return x\n", "return broken(1)"))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("broken");
+    }
+
+    @Test
+    @DisplayName("a variant keeps the branch its flags choose, drops the directives, and refuses a malformed block")
+    void variants() {
+        String text = String.join("\n", "a", "--#if FIFO", "fifo", "--#else", "  standard", "--#end", "b",
+                "  --#if TENANT", "tenant", "  --#end", "");
+        assertThat(Scripts.variant(text, Set.of("FIFO"), "t.lua")).isEqualTo("a\nfifo\nb\n");
+        assertThat(Scripts.variant(text, Set.of(), "t.lua")).isEqualTo("a\n  standard\nb\n");
+        assertThat(Scripts.variant(text, Set.of("TENANT"), "t.lua")).isEqualTo("a\n  standard\nb\ntenant\n");
+        assertThatThrownBy(() -> Scripts.variant("--#if A\n--#if B\n--#end\n--#end\n", Set.of(), "n.lua"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("n.lua:2");
+        assertThatThrownBy(() -> Scripts.variant("--#if A\nx\n", Set.of(), "open.lua"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("without its --#end");
+        assertThatThrownBy(() -> Scripts.variant("--#end\n", Set.of(), "e.lua")).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> Scripts.variant("--#elif A\n", Set.of(), "u.lua")).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("unknown directive");
+    }
+
+    @Test
+    @DisplayName("standard scripts carry no FIFO code and FIFO scripts no fairness code; no directive is left")
+    void kinds() {
+        for (Scripts s : Scripts.values()) {
+            assertThat(s.source().lines()).as(s.name()).noneMatch(l -> l.strip().startsWith("--#"));
+            boolean fifo = s.name().endsWith("_FIFO");
+            if (fifo) {
+                assertThat(s.source()).as(s.name()).doesNotContain("tenant_landed(", "named(K, 'tparked')", "'LREM'");
+            } else {
+                assertThat(s.source()).as(s.name()).doesNotContain("local function promote_fifo(",
+                        "local function release(", "local function queue_group(", "fifo_keys(K)", "K.gq");
+            }
+        }
+        assertThat(Scripts.RECEIVE_FIFO.source()).contains("local function promote_fifo(", "local function release(");
+        assertThat(Scripts.SEND.source()).doesNotContain("'||' .. ARGV[7]"); // the tenant comes only in SEND_TENANT
+        assertThat(Scripts.SEND_TENANT.source()).contains("'||' .. ARGV[7]");
     }
 
     @Test

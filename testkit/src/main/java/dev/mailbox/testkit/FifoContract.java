@@ -20,7 +20,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -489,11 +488,21 @@ abstract class FifoContract extends ContractGroup {
     }
 
     @Test
-    @DisplayName("a repeated body is stored again once the five-minute deduplication window has passed")
+    @DisplayName("a repeated body is stored again once the five-minute deduplication window has passed (without a"
+            + " manual clock: remembered across real time)")
     void fifoDeduplicationWindow() {
-        Assumptions.assumeTrue(kit.hasManualClock(), "needs five minutes of the backend's time: a manual clock");
         Mailbox<String> m = fifoMailbox(FifoOptions.defaults().withContentBasedDeduplication(true));
         String first = m.send("same", group("a"));
+        if (!kit.hasManualClock()) {
+            // five minutes of real time per backend is too long: only the window's first ticks, as the standard
+            // mailboxes' window test does without a manual clock
+            for (int i = 0; i < 2; i++) {
+                kit.elapse(tick());
+                assertThat(m.send("same", group("a"))).as("after %d ticks", i + 1).isEqualTo(first);
+            }
+            assertCount(m, 1);
+            return;
+        }
         kit.elapse(Limits.DEDUPLICATION_WINDOW.minus(tick()));
         assertThat(m.send("same", group("a"))).isEqualTo(first);
         kit.elapse(tick());
