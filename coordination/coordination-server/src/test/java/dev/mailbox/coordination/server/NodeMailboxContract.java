@@ -27,25 +27,7 @@ import org.jspecify.annotations.Nullable;
  * hosts comes from {@link #hostedMailbox}, so each backend runs the contract through a node in a subclass of a
  * few lines; the kit's FIFO, fairness and late-acknowledgement groups run wherever the hosted mailbox
  * declares them, carried by the data plane (group ids, sequence numbers, capabilities). Memory:
- * {@link RemoteMailboxContractTest}. Redis, once its FIFO mailboxes are in (issue 31), is one more subclass (with
- * {@code mailbox-redis} as a test dependency), keeping the kit's real-time defaults:
- *
- * <pre>{@code
- * class RedisNodeMailboxContractTest extends NodeMailboxContract {
- *     static final RedisServerProcess REDIS = RedisServerProcess.start();   // testkit; stopped at exit
- *     static final JedisPooled CLIENT = new JedisPooled(REDIS.host(), REDIS.port());
- *
- *     protected Mailbox<byte[]> hostedMailbox(MailboxSpec<?> spec, @Nullable Mailbox<byte[]> deadLetters) {
- *         RedisMailbox.Builder<byte[]> b = RedisMailbox.builder(spec.name(), Codec.bytes()).client(CLIENT)
- *                 .capacity(spec.capacity()).maxMessageBytes(spec.maxMessageBytes());
- *         if (spec.fifo() != null) b.fifo(spec.fifo());
- *         if (deadLetters != null) b.redrivePolicy(RedrivePolicy.of(spec.redrivePolicy().maxReceiveCount(), deadLetters));
- *         return b.build();
- *     }
- *
- *     protected Duration tick() { return Duration.ofMillis(500); }   // as RedisContractTest
- * }
- * }</pre>
+ * {@link RemoteMailboxContractTest}; Redis: {@link RedisNodeMailboxContractTest}.
  */
 abstract class NodeMailboxContract extends MailboxContract {
 
@@ -65,12 +47,31 @@ abstract class NodeMailboxContract extends MailboxContract {
         other = MailboxNode.builder("node-b").coordinator(client).start();
     }
 
+    /** What a subclass opened for its hosted mailboxes, closed after them, last opened first. */
+    private static final java.util.Deque<AutoCloseable> BACKEND = new java.util.ArrayDeque<>();
+
     @AfterAll
-    static void stop() {
+    static void stop() throws Exception {
         other.close();
         owner.close();
         HOSTED.values().forEach(Mailbox::close);
         cluster.close();
+        while (!BACKEND.isEmpty()) {
+            BACKEND.pop().close();
+        }
+    }
+
+    /**
+     * Closes what a subclass opened for its hosted mailboxes (a server, a client) once those mailboxes are
+     * closed: a subclass's own {@code @AfterAll} would run before this class's, while they are still open.
+     *
+     * @param resource what to close at the end of the class
+     * @param <C>      its type
+     * @return the resource
+     */
+    protected static <C extends AutoCloseable> C closeAfterwards(C resource) {
+        BACKEND.push(resource);
+        return resource;
     }
 
     /**
