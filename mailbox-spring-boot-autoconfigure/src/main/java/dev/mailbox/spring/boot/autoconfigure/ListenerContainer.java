@@ -35,6 +35,11 @@ import org.springframework.util.ReflectionUtils;
  * messages received but not started are returned at once, running methods get the grace period and are then
  * interrupted, and their messages are returned at once too; acknowledgements still held are sent before the
  * workers end.
+ *
+ * <p>On a FIFO mailbox a group's order holds with any concurrency: the mailbox hands a group's messages to one
+ * receive at a time (one worker), which handles them in order and acknowledges them before it receives again.
+ * When the method fails for a message, the messages of its group after it in the same receive are returned
+ * unhandled (last first, then the failed one with its backoff), so the group resumes at the failed message.
  */
 final class ListenerContainer<T> implements Runner {
 
@@ -199,6 +204,8 @@ final class ListenerContainer<T> implements Runner {
     private final class Worker implements Runnable {
         private final Run run;
         private final Thread thread;
+        /** Whether the mailbox is FIFO: known once the thread runs (a remote mailbox asks its node). */
+        private boolean fifo;
         private final Object lock = new Object();
         /** Whether the thread is in a receive, a pause between receives, or the method: what an interrupt may cut. */
         private boolean interruptible; // guarded by lock
@@ -246,20 +253,32 @@ final class ListenerContainer<T> implements Runner {
         @Override
         public void run() {
             try {
+                fifo = fifo();
                 while (!run.stopping) {
-                    List<Message<T>> got = receive();
-                    if (got == null) {
+                    List<Message<T>> received = receive();
+                    if (received == null) {
                         break;
                     }
-                    hold(got);
+                    hold(received);
+                    // a slot is null once its message went back with an earlier failed one of its group
+                    List<@Nullable Message<T>> got = new ArrayList<>(received);
                     for (int i = 0; i < got.size(); i++) {
                         Message<T> m = got.get(i);
-                        if (run.stopping) {
-                            // received but not started: back at once, for another instance
-                            giveBack(m);
+                        if (m == null) {
                             continue;
                         }
-                        handle(m);
+                        if (run.stopping) {
+                            // received but not started: back at once, for another instance; last first, so that
+                            // on a FIFO mailbox each group's first message is the last to become visible again
+                            for (int j = got.size() - 1; j >= i; j--) {
+                                Message<T> left = got.get(j);
+                                if (left != null) {
+                                    giveBack(left);
+                                }
+                            }
+                            break;
+                        }
+                        handle(m, got, i);
                     }
                 }
             } finally {
@@ -267,6 +286,36 @@ final class ListenerContainer<T> implements Runner {
                 synchronized (extending) {
                     held.clear();
                     stopExtending();
+                }
+            }
+        }
+
+        private boolean fifo() {
+            try {
+                return mailbox.capabilities().fifo();
+            } catch (RuntimeException e) {
+                // treated as FIFO: returning the rest of a group after a failure costs only a redelivery
+                LOG.debug("{}: capabilities unknown ({}); group order kept as on a FIFO mailbox", description,
+                        e.toString());
+                return true;
+            }
+        }
+
+        /**
+         * After the method failed for {@code got[failed]} on a FIFO mailbox, returns the messages of its group that
+         * came after it in the same receive, last first, and clears their slots: handling them now would put them
+         * before the failed message, which the mailbox hands out again first.
+         */
+        private void giveBackRestOfGroup(List<@Nullable Message<T>> got, int failed) {
+            String group = got.get(failed).groupId();
+            if (!fifo || group == null) {
+                return;
+            }
+            for (int j = got.size() - 1; j > failed; j--) {
+                Message<T> later = got.get(j);
+                if (later != null && group.equals(later.groupId())) {
+                    giveBack(later);
+                    got.set(j, null);
                 }
             }
         }
@@ -381,7 +430,7 @@ final class ListenerContainer<T> implements Runner {
             }
         }
 
-        private void handle(Message<T> m) {
+        private void handle(Message<T> m, List<@Nullable Message<T>> got, int index) {
             long start = System.nanoTime();
             Throwable failure = null;
             interruptible(true, false);
@@ -405,6 +454,7 @@ final class ListenerContainer<T> implements Runner {
                 }
                 return;
             }
+            giveBackRestOfGroup(got, index);
             if (run.abandoning) {
                 giveBack(m);
                 return;

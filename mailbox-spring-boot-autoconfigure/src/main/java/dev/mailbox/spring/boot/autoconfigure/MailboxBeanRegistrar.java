@@ -222,9 +222,9 @@ final class MailboxBeanRegistrar implements BeanDefinitionRegistryPostProcessor,
                 throw new IllegalStateException("mailbox '" + d.name + "' has no backend: set mailbox.mailboxes."
                         + d.name + ".backend (memory, redis, sqs or node) or mailbox.default-backend");
             }
-            if (d.spec.isFifo() || d.spec.isContentBasedDeduplication()) {
-                throw new IllegalStateException("mailbox '" + d.name + "': FIFO mailboxes (fifo, "
-                        + "content-based-deduplication) are not offered by the mailbox backends of this version yet");
+            if (d.spec.isContentBasedDeduplication() && !d.spec.isFifo()) {
+                throw new IllegalStateException("mailbox '" + d.name + "': content-based-deduplication is for FIFO"
+                        + " mailboxes only: set mailbox.mailboxes." + d.name + ".fifo too, or remove it");
             }
         }
         deadLetters(drafts);
@@ -327,12 +327,19 @@ final class MailboxBeanRegistrar implements BeanDefinitionRegistryPostProcessor,
                 // a Redis dead letter is moved inside the receive script: on a cluster both must share a slot
                 spec.getRedis().setHashTag(source.spec.getRedis().getHashTag() != null
                         ? source.spec.getRedis().getHashTag() : source.name);
+                // a FIFO mailbox's dead letters keep their groups' order in a FIFO mailbox, as on SQS
+                spec.setFifo(source.spec.isFifo());
                 dlq = new Draft(dlqName, spec, false);
                 dlq.backend = source.backend;
                 drafts.put(dlqName, dlq);
             } else if (dlq.backend != source.backend) {
                 throw new IllegalStateException("dead-letter mailbox '" + dlqName + "' of '" + source.name
                         + "' must be on the same backend (" + source.backend + "), is on " + dlq.backend);
+            } else if (dlq.spec.isFifo() != source.spec.isFifo()) {
+                throw new IllegalStateException("dead-letter mailbox '" + dlqName + "' of '" + source.name + "' must be"
+                        + (source.spec.isFifo() ? " a FIFO mailbox, as its source is: set mailbox.mailboxes." + dlqName
+                        + ".fifo" : " a standard mailbox, as its source is: remove mailbox.mailboxes." + dlqName
+                        + ".fifo"));
             }
             Kind kind = source.kind == Kind.REQUESTS ? Kind.LOOP_DEAD_LETTERS : Kind.PLAIN;
             String from = "the dead letters of mailbox '" + source.name + "'";

@@ -1,5 +1,6 @@
 package dev.mailbox.spring.boot.autoconfigure;
 
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.mainloop.DeadLetter;
 import dev.mailbox.mainloop.MainLoopClient;
@@ -56,6 +57,16 @@ record MailboxDeclaration(String name, String beanName, Backend backend, Kind ki
     /** @return the client bean's name, for a request mailbox: the mailbox's name plus "Client" */
     String clientBeanName() {
         return name + "Client";
+    }
+
+    /**
+     * @return the FIFO options of a FIFO mailbox (mailbox.mailboxes.NAME.fifo), with content-based deduplication
+     *         as its properties say; null for a standard mailbox
+     */
+    @Nullable FifoOptions fifo() {
+        return spec.isFifo()
+                ? FifoOptions.defaults().withContentBasedDeduplication(spec.isContentBasedDeduplication())
+                : null;
     }
 
     /** @return the delivery limit of its redrive policy, or null */

@@ -159,14 +159,16 @@ public class MailboxProperties {
         private long capacity;
 
         /**
-         * A FIFO mailbox: each message group's messages in send order, one in flight at a time. Reserved for
-         * the FIFO mailbox API; refused until the backends offer it.
+         * A FIFO mailbox (memory, Redis and SQS backends): each message group's messages in send order, one in flight
+         * at a time, deduplicated within five minutes; a send needs a group id ({@code SendOptions.withGroupId}). On
+         * SQS the queue's name is the mailbox's plus {@code .fifo}. Its implicit dead-letter mailbox is FIFO too; a
+         * mailbox on a node is FIFO as the node hosts it, so this is refused there.
          */
         private boolean fifo;
 
         /**
-         * FIFO mailboxes only: deduplicate sends by a hash of the body when no deduplication id is given.
-         * Reserved with fifo.
+         * FIFO mailboxes only: deduplicate sends by a hash (SHA-256) of the encoded body when no deduplication id is
+         * given.
          */
         private boolean contentBasedDeduplication;
 

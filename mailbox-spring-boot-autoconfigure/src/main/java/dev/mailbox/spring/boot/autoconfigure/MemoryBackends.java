@@ -43,6 +43,9 @@ final class MemoryBackends implements Backends {
         if (redrive != null) {
             b.redrivePolicy(redrive);
         }
+        if (d.fifo() != null) {
+            b.fifo(d.fifo());
+        }
         return b.build();
     }
 

@@ -27,6 +27,11 @@ final class NodeBackends implements Backends {
             throw new IllegalStateException("mailbox '" + d.name() + "' is hosted on a mailbox node, which keeps its"
                     + " capacity and redrive policy: remove them from mailbox.mailboxes." + d.name());
         }
+        if (d.spec().isFifo()) {
+            throw new IllegalStateException("mailbox '" + d.name() + "' is hosted on a mailbox node, where it is FIFO"
+                    + " exactly when the node hosts a FIFO mailbox (an id ending in .fifo on a node's memory or SQS"
+                    + " backend): remove fifo and content-based-deduplication from mailbox.mailboxes." + d.name());
+        }
         return dynamic(d.name(), codec);
     }
 

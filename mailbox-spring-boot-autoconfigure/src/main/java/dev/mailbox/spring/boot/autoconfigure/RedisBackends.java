@@ -164,6 +164,9 @@ final class RedisBackends implements Backends {
         if (redrive != null) {
             b.redrivePolicy(redrive);
         }
+        if (d.fifo() != null) {
+            b.fifo(d.fifo());
+        }
         return b.build();
     }
 

@@ -94,6 +94,9 @@ final class SqsBackends implements Backends {
         if (redrive != null) {
             b.redrivePolicy(redrive);
         }
+        if (d.fifo() != null) {
+            b.fifo(d.fifo());
+        }
         return b.build();
     }
 

@@ -229,10 +229,48 @@ class PropertiesToBeansTest {
     }
 
     @Test
-    void fifoIsRefusedUntilTheBackendsOfferIt() {
-        runner().withPropertyValues("mailbox.mailboxes.orders.fifo=true")
+    void fifoMakesFifoMailboxesWithFifoDeadLettersOnEachBackend() {
+        runner().withPropertyValues("mailbox.mailboxes.orders.fifo=true",
+                        "mailbox.mailboxes.orders.content-based-deduplication=true")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Mailbox<?> orders = (Mailbox<?>) context.getBean("orders");
+                    assertThat(orders.capabilities().fifo()).isTrue();
+                    assertThat(orders.capabilities().contentBasedDeduplication()).isTrue();
+                    assertThat(((Mailbox<?>) context.getBean("orders-dlq")).capabilities().fifo())
+                            .as("the implicit dead-letter mailbox of a FIFO mailbox").isTrue();
+                    assertThat(((Mailbox<?>) context.getBean("audit")).capabilities().fifo()).isFalse();
+                });
+        runner().withPropertyValues("mailbox.mailboxes.audit.fifo=true")
+                .run(context -> assertThat(((Mailbox<?>) context.getBean("audit")).capabilities().fifo())
+                        .as("in memory").isTrue());
+        ElasticMqServer sqs = ElasticMqServer.shared();
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(MailboxAutoConfiguration.class))
+                .withBean(SqsAsyncClient.class, () -> SqsAsyncClient.builder().region(Region.EU_WEST_1)
+                        .endpointOverride(sqs.endpoint())
+                        .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("x", "y")))
+                        .build())
+                .withPropertyValues("mailbox.mailboxes.shipments.backend=sqs",
+                        "mailbox.mailboxes.shipments.type=" + Order.class.getName(),
+                        "mailbox.mailboxes.shipments.fifo=true")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    SqsMailbox<?> shipments = (SqsMailbox<?>) context.getBean("shipments");
+                    assertThat(shipments.capabilities().fifo()).isTrue();
+                    assertThat(shipments.queueUrl()).endsWith("shipments.fifo");
+                });
+    }
+
+    @Test
+    void fifoSettingsThatCannotHoldAreRefusedNamingTheMailbox() {
+        runner().withPropertyValues("mailbox.mailboxes.orders.content-based-deduplication=true")
                 .run(context -> assertThat(context).hasFailed().getFailure()
-                        .hasMessageContaining("FIFO mailboxes"));
+                        .hasStackTraceContaining("mailbox 'orders': content-based-deduplication is for FIFO"));
+        runner().withPropertyValues("mailbox.mailboxes.orders.fifo=true",
+                        "mailbox.mailboxes.orders-dlq.type=" + Order.class.getName())
+                .run(context -> assertThat(context).hasFailed().getFailure()
+                        .hasStackTraceContaining("dead-letter mailbox 'orders-dlq' of 'orders' must be a FIFO mailbox"));
     }
 
     @Test
