@@ -21,7 +21,7 @@ import picocli.CommandLine.Model.OptionSpec;
 
 /**
  * The documentation check CI runs: every link resolves, every {@code mailboxctl} command, flag and config key the
- * pages name exists, every Java block is code in samples/ (or in the example its page belongs to), and every
+ * pages name exists, every Java block (README.md's too) is code in samples/ (or in the example its page belongs to), and every
  * generated region says what the code says today. Run {@code -Dmailbox.docs.write=true} to rewrite the generated
  * regions after a change.
  */
@@ -172,13 +172,13 @@ class DocsCheckTest {
     }
 
     @Test
-    @DisplayName("every Java block of docs/ is code in samples/ (or in its page's example)")
+    @DisplayName("every Java block of docs/ and README.md is code in samples/ (or in its page's example)")
     void javaBlocksAreSampleCode() throws IOException {
         String samples = squeeze(sources(Docs.root().resolve("samples/src"), ".java"));
         List<String> problems = new ArrayList<>();
         int checked = 0;
         Map<String, Set<String>> exampleLanguages = new java.util.TreeMap<>();
-        for (Docs.Page page : Docs.pages()) {
+        for (Docs.Page page : docsAndReadme()) {
             if (FRAGMENT_PAGES.containsKey(page.name())) {
                 continue;
             }
