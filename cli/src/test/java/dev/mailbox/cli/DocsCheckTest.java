@@ -21,7 +21,7 @@ import picocli.CommandLine.Model.OptionSpec;
 
 /**
  * The documentation check CI runs: every link resolves, every {@code mailboxctl} command, flag and config key the
- * pages name exists, every Java block is code in samples/ (or in the example its page belongs to), and every
+ * pages name exists, every Java block (README.md's too) is code in samples/ (or in the example its page belongs to), and every
  * generated region says what the code says today. Run {@code -Dmailbox.docs.write=true} to rewrite the generated
  * regions after a change.
  */
@@ -32,7 +32,8 @@ class DocsCheckTest {
      * Java blocks must be code that compiles in samples/.
      */
     static final Map<String, String> FRAGMENT_PAGES = Map.of(
-            "docs/tracing.md", "fragments that wire interceptors into builders shown whole elsewhere");
+            "docs/tracing.md", "fragments that wire interceptors into builders shown whole elsewhere",
+            "docs/console.md", "a fragment that mounts the console next to a builder's start() it elides");
 
     /** Pages whose code lives in an example of their own rather than in samples/. */
     static final Map<String, String> EXAMPLE_PAGES = Map.of(
@@ -45,7 +46,8 @@ class DocsCheckTest {
             "--save", "redis-server",
             "--port", "redis-server",
             "--appendonly", "redis-server",
-            "-DskipTests", "mvn");
+            "-DskipTests", "mvn",
+            "-Xmx256m", "java");
 
     @Test
     @DisplayName("every relative link and anchor in docs/ and README.md resolves")
@@ -170,13 +172,13 @@ class DocsCheckTest {
     }
 
     @Test
-    @DisplayName("every Java block of docs/ is code in samples/ (or in its page's example)")
+    @DisplayName("every Java block of docs/ and README.md is code in samples/ (or in its page's example)")
     void javaBlocksAreSampleCode() throws IOException {
         String samples = squeeze(sources(Docs.root().resolve("samples/src"), ".java"));
         List<String> problems = new ArrayList<>();
         int checked = 0;
         Map<String, Set<String>> exampleLanguages = new java.util.TreeMap<>();
-        for (Docs.Page page : Docs.pages()) {
+        for (Docs.Page page : docsAndReadme()) {
             if (FRAGMENT_PAGES.containsKey(page.name())) {
                 continue;
             }

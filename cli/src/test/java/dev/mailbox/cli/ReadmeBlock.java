@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * Shell blocks of the documentation, run by the tests. {@link #block} and {@link #run} are README.md's: a bash block
+ * Shell blocks of the documentation, run by the tests. {@link #block} and {@link #run}: a bash block of a page
  * between {@code <!-- NAME: begin} and {@code <!-- NAME: end -->}, run with two changes: {@code mailboxctl} runs
  * this build's classes (the jar is packaged after the tests), and the block's first {@code mvn} line is dropped.
  * {@link #runPasted} is the docs' tutorials': every block as a reader pastes it, alias line included.
@@ -26,14 +26,14 @@ final class ReadmeBlock {
     record Outcome(boolean finished, int exitValue, String output) {
     }
 
-    /** @return the bash block marked NAME in README.md */
-    static String block(String name) throws IOException {
-        String readme = Files.readString(readme(), StandardCharsets.UTF_8);
-        int begin = readme.indexOf("<!-- " + name + ": begin");
-        int end = readme.indexOf("<!-- " + name + ": end -->");
-        assertThat(begin).as("README marks the block " + name).isNotNegative();
-        assertThat(end).as("README ends the block " + name).isGreaterThan(begin);
-        String marked = readme.substring(begin, end);
+    /** @return the bash block marked NAME in PAGE (a path from the repository's root, such as docs/how-to/x.md) */
+    static String block(String page, String name) throws IOException {
+        String text = Files.readString(root().resolve(page), StandardCharsets.UTF_8);
+        int begin = text.indexOf("<!-- " + name + ": begin");
+        int end = text.indexOf("<!-- " + name + ": end -->");
+        assertThat(begin).as(page + " marks the block " + name).isNotNegative();
+        assertThat(end).as(page + " ends the block " + name).isGreaterThan(begin);
+        String marked = text.substring(begin, end);
         int open = marked.indexOf("```bash\n") + "```bash\n".length();
         int close = marked.lastIndexOf("```");
         return marked.substring(open, close).replaceFirst("(?m)^mvn .*$", "");
@@ -42,7 +42,7 @@ final class ReadmeBlock {
     /** Skips the calling test unless every port the block uses is free here. */
     static void assumePortsFree(List<Integer> ports) {
         for (int port : ports) {
-            Assumptions.assumeTrue(free(port), "the README block uses fixed port " + port + ", which is taken here");
+            Assumptions.assumeTrue(free(port), "the block uses fixed port " + port + ", which is taken here");
         }
     }
 
@@ -137,13 +137,14 @@ final class ReadmeBlock {
         }
     }
 
-    private static Path readme() {
+    /** @return the repository's root: the nearest directory above this one that holds README.md */
+    private static Path root() {
         Path p = Path.of("").toAbsolutePath();
         while (p != null && !Files.exists(p.resolve("README.md"))) {
             p = p.getParent();
         }
         assertThat(p).as("README.md above " + Path.of("").toAbsolutePath()).isNotNull();
-        return p.resolve("README.md");
+        return p;
     }
 
     private static boolean free(int port) {

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * README's "Securing a cluster" example works as written (see {@link ReadmeBlock}), with openssl, and this
- * test's redis-server instead of 127.0.0.1:6379.
+ * The security how-to's example (docs/how-to/secure-a-cluster.md) works as written (see {@link ReadmeBlock}), with
+ * openssl, and this test's redis-server instead of 127.0.0.1:6379.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class ReadmeSecurityTest {
@@ -27,13 +27,13 @@ class ReadmeSecurityTest {
     Path dir;
 
     @Test
-    @DisplayName("the README's security example runs as written: HELLO for the client, each refusal as the README says")
+    @DisplayName("the security how-to's example runs as written: HELLO for the client, each refusal as the page says")
     void securedCluster() throws Exception {
-        Assumptions.assumeTrue(onPath("openssl"), "the README's example makes its certificates with openssl, not found");
+        Assumptions.assumeTrue(onPath("openssl"), "the security example makes its certificates with openssl, not found");
         ReadmeBlock.assumePortsFree(List.of(7001, 7101, 9001, 9425));
         ReadmeBlock.Outcome run;
         try (RedisServerProcess redis = RedisServerProcess.start()) {
-            run = ReadmeBlock.run(dir, ReadmeBlock.block("security").replace("redis://127.0.0.1:6379", redis.uri()), 4);
+            run = ReadmeBlock.run(dir, ReadmeBlock.block("docs/how-to/secure-a-cluster.md", "security").replace("redis://127.0.0.1:6379", redis.uri()), 4);
         }
         String out = run.output();
         assertThat(run.finished()).as("the example finished; output:\n" + out).isTrue();

@@ -30,7 +30,7 @@ final class Security {
                     : a.getHostString().equals("localhost"))) {
                 String message = what + " listens on " + a + " without " + (tls ? "" : "TLS") + (tls || access ? "" : " and ")
                         + (access ? "" : "access rules") + ": anyone who can reach it can "
-                        + "read every message and revoke any lease (see README: Securing a cluster)";
+                        + "read every message and revoke any lease (see docs/how-to/secure-a-cluster.md)";
                 if (require) {
                     throw new IllegalStateException(message);
                 }

@@ -166,8 +166,8 @@ public final class LeaseStateMachine extends BaseStateMachine {
     }
 
     /**
-     * How an operator gets a node past a snapshot or a log segment it cannot load (README: Operating the
-     * coordinator; docs/operations-hardening.md).
+     * How an operator gets a node past a snapshot or a log segment it cannot load (docs/how-to/operate-coordinators.md;
+     * docs/operations-hardening.md).
      */
     public static final String RECOVERY = ". The node does not start on it: remove this member from the cluster "
             + "(mailboxctl cluster remove-member), empty its data dir, start it as a joining member and add it back "
