@@ -1377,7 +1377,7 @@ public final class CoordinatorNode implements AutoCloseable {
          * {@link #leaderLeaseRatio}) lasts a fraction of {@code min}. Too short for the machine and its
          * pauses (GC, a busy CPU, a slow disk) and followers elect a new leader while the old one is
          * merely slow; default 300–600 ms (150–300 ms fails over about twice as fast, and on a loaded 2-core
-         * machine it also elected leaders spuriously: see BENCHMARKS.md, "Coordinator failover").
+         * machine it also elected leaders spuriously: see benchmarks/HISTORY.md, "Coordinator failover").
          *
          * @param min the shortest election timeout, 50 ms or more
          * @param max the longest, more than {@code min}
