@@ -245,12 +245,7 @@ class PropertiesToBeansTest {
                 .run(context -> assertThat(((Mailbox<?>) context.getBean("audit")).capabilities().fifo())
                         .as("in memory").isTrue());
         ElasticMqServer sqs = ElasticMqServer.shared();
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(MailboxAutoConfiguration.class))
-                .withBean(SqsAsyncClient.class, () -> SqsAsyncClient.builder().region(Region.EU_WEST_1)
-                        .endpointOverride(sqs.endpoint())
-                        .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("x", "y")))
-                        .build())
+        withApplicationsSqsClient(sqs)
                 .withPropertyValues("mailbox.mailboxes.shipments.backend=sqs",
                         "mailbox.mailboxes.shipments.type=" + Order.class.getName(),
                         "mailbox.mailboxes.shipments.fifo=true")
@@ -260,6 +255,16 @@ class PropertiesToBeansTest {
                     assertThat(shipments.capabilities().fifo()).isTrue();
                     assertThat(shipments.queueUrl()).endsWith("shipments.fifo");
                 });
+    }
+
+    /** A context whose application has its own SqsAsyncClient bean, for ElasticMQ. */
+    private static ApplicationContextRunner withApplicationsSqsClient(ElasticMqServer sqs) {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(MailboxAutoConfiguration.class))
+                .withBean(SqsAsyncClient.class, () -> SqsAsyncClient.builder().region(Region.EU_WEST_1)
+                        .endpointOverride(sqs.endpoint())
+                        .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("x", "y")))
+                        .build());
     }
 
     @Test
@@ -276,12 +281,7 @@ class PropertiesToBeansTest {
     @Test
     void sqsMailboxesUseAClientMadeLikeTheApplicationsSqsAsyncClient() {
         ElasticMqServer sqs = ElasticMqServer.shared();
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(MailboxAutoConfiguration.class))
-                .withBean(SqsAsyncClient.class, () -> SqsAsyncClient.builder().region(Region.EU_WEST_1)
-                        .endpointOverride(sqs.endpoint())
-                        .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("x", "y")))
-                        .build())
+        withApplicationsSqsClient(sqs)
                 .withPropertyValues("mailbox.mailboxes.invoices.backend=sqs",
                         "mailbox.mailboxes.invoices.type=" + Order.class.getName(),
                         "mailbox.mailboxes.invoices.visibility-timeout=5s")
