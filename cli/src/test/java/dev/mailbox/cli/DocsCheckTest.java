@@ -39,6 +39,10 @@ class DocsCheckTest {
     static final Map<String, String> EXAMPLE_PAGES = Map.of(
             "docs/spring-boot.md", "examples/spring-boot-orders");
 
+    /** Pages whose code lives in samples/ or in an example (java and yaml blocks), with the example. */
+    static final Map<String, String> SAMPLES_AND_EXAMPLE_PAGES = Map.of(
+            "README.md", "examples/spring-boot-orders");
+
     /** Flags of other tools that pages name on their own, in inline code (`--flag`), with the tool. */
     static final Map<String, String> OTHER_TOOLS_FLAGS = Map.of(
             "--endpoint-url", "aws",
@@ -183,11 +187,14 @@ class DocsCheckTest {
                 continue;
             }
             String example = EXAMPLE_PAGES.get(page.name());
-            String haystack = example == null ? samples
-                    : squeeze(sources(Docs.root().resolve(example).resolve("src"), ".java", ".yml"));
+            String also = SAMPLES_AND_EXAMPLE_PAGES.get(page.name());
+            String haystack = example != null
+                    ? squeeze(sources(Docs.root().resolve(example).resolve("src"), ".java", ".yml"))
+                    : also != null ? samples + "\n" + squeeze(sources(Docs.root().resolve(also).resolve("src"), ".java",
+                    ".yml")) : samples;
             for (Docs.Block block : page.blocks()) {
                 boolean java = block.language().equals("java");
-                boolean yaml = example != null && block.language().equals("yaml");
+                boolean yaml = (example != null || also != null) && block.language().equals("yaml");
                 if (!java && !yaml) {
                     continue;
                 }
@@ -196,7 +203,8 @@ class DocsCheckTest {
                 }
                 if (!haystack.contains(squeeze(block.text()))) {
                     problems.add(page.name() + ":" + block.line() + ": this " + block.language() + " block is not in "
-                            + (example == null ? "samples/src" : example + "/src") + " (copy it from there, or put it "
+                            + (example != null ? example + "/src" : also != null ? "samples/src or " + also + "/src"
+                            : "samples/src") + " (copy it from there, or put it "
                             + "there and test it):\n" + block.text());
                 }
                 if (example != null) {
