@@ -32,7 +32,8 @@ class DocsCheckTest {
      * Java blocks must be code that compiles in samples/.
      */
     static final Map<String, String> FRAGMENT_PAGES = Map.of(
-            "docs/tracing.md", "fragments that wire interceptors into builders shown whole elsewhere");
+            "docs/tracing.md", "fragments that wire interceptors into builders shown whole elsewhere",
+            "docs/console.md", "a fragment that mounts the console beside a server built elsewhere");
 
     /** Pages whose code lives in an example of their own rather than in samples/. */
     static final Map<String, String> EXAMPLE_PAGES = Map.of(
@@ -45,7 +46,8 @@ class DocsCheckTest {
             "--save", "redis-server",
             "--port", "redis-server",
             "--appendonly", "redis-server",
-            "-DskipTests", "mvn");
+            "-DskipTests", "mvn",
+            "-Xmx256m", "java");
 
     @Test
     @DisplayName("every relative link and anchor in docs/ and README.md resolves")
