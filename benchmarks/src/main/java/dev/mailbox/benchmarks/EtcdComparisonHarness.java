@@ -35,6 +35,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -64,7 +65,7 @@ import java.util.stream.Stream;
  *
  * <p>Needs Debian's {@code etcd} (package etcd-server 3.4) on the PATH; without it the harness says so and
  * exits 0. {@code java -cp benchmarks/target/benchmarks.jar dev.mailbox.benchmarks.EtcdComparisonHarness
- * [--quick] [--kills=N]}
+ * [--quick] [--kills N] [--election-ms M]} ({@code --kills=N} works too)
  */
 public final class EtcdComparisonHarness {
 
@@ -86,11 +87,13 @@ public final class EtcdComparisonHarness {
     }
 
     /**
-     * @param args {@code --quick} for a short run, {@code --kills=N} for the number of leader kills per system,
-     *             {@code --election-ms=M} for our shortest election timeout (default 300; the longest is twice it)
+     * @param args {@code --quick} for a short run, {@code --kills N} for the number of leader kills per system,
+     *             {@code --election-ms M} for our shortest election timeout (default 300; the longest is twice it)
      * @throws Exception if a cluster fails
      */
     public static void main(String[] args) throws Exception {
+        Options options = new Options(args);
+        Options.parse(args, Set.of("--quick"), Set.of("--kills", "--election-ms")); // refuses unknown words
         Optional<Path> etcd = onPath("etcd");
         if (etcd.isEmpty()) {
             System.out.println("etcd comparison SKIPPED: no `etcd` on the PATH (Debian: apt-get install etcd-server)");
@@ -98,11 +101,9 @@ public final class EtcdComparisonHarness {
         }
         LibraryLog.toFile("etcd-comparison");
         boolean quick = Arrays.asList(args).contains("--quick");
-        int kills = Arrays.stream(args).filter(a -> a.startsWith("--kills=")).map(a -> Integer.parseInt(a.substring(8)))
-                .findFirst().orElse(quick ? 3 : 12);
+        int kills = options.integer("--kills", quick ? 3 : 12);
         // our shortest election timeout (the longest is twice it); the coordinator's default is 300 ms
-        long electionMs = Arrays.stream(args).filter(a -> a.startsWith("--election-ms="))
-                .map(a -> Long.parseLong(a.substring(14))).findFirst().orElse(300L);
+        long electionMs = options.integer("--election-ms", 300);
         new EtcdComparisonHarness(quick, kills, electionMs).run(etcd.get());
         System.exit(0);
     }

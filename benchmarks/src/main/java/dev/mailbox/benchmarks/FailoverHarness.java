@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
@@ -83,17 +84,19 @@ public final class FailoverHarness implements AutoCloseable {
         long soakSeconds = 0;
         int leases = 1_000;
         List<String> flags = new ArrayList<>();
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--kills" -> kills = Integer.parseInt(args[++i]);
-                case "--mailboxctl" -> jar = Path.of(args[++i]);
-                case "--election-min-ms" -> flags.addAll(List.of("--election-timeout-min-ms", args[++i]));
-                case "--election-max-ms" -> flags.addAll(List.of("--election-timeout-max-ms", args[++i]));
-                case "--soak-seconds" -> soakSeconds = Long.parseLong(args[++i]);
-                case "--leases" -> leases = Integer.parseInt(args[++i]);
-                case "--flag" -> flags.add(args[++i]);
-                case "--jvm" -> JVM_OPTIONS.add(args[++i]);
-                default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+        for (Map.Entry<String, String> o : Options.parse(args, Set.of(), Set.of("--kills", "--mailboxctl",
+                "--election-min-ms", "--election-max-ms", "--soak-seconds", "--leases", "--flag", "--jvm"))) {
+            String v = o.getValue();
+            switch (o.getKey()) {
+                case "--kills" -> kills = Integer.parseInt(v);
+                case "--mailboxctl" -> jar = Path.of(v);
+                case "--election-min-ms" -> flags.addAll(List.of("--election-timeout-min-ms", v));
+                case "--election-max-ms" -> flags.addAll(List.of("--election-timeout-max-ms", v));
+                case "--soak-seconds" -> soakSeconds = Long.parseLong(v);
+                case "--leases" -> leases = Integer.parseInt(v);
+                case "--flag" -> flags.add(v);
+                case "--jvm" -> JVM_OPTIONS.add(v);
+                default -> throw new AssertionError(o.getKey());
             }
         }
         try (FailoverHarness h = new FailoverHarness(jar, flags)) {

@@ -66,8 +66,9 @@ public final class RedisHarness {
             sections.remove(u + 1);
         }
         sections.removeIf(x -> x.startsWith("--"));
-        if (u >= 0) {
-            new RedisHarness(quick, sections).run(a.get(u + 1));
+        String uri = new Options(args).string("--uri", null); // --uri URI or --uri=URI
+        if (uri != null) {
+            new RedisHarness(quick, sections).run(uri);
         } else {
             try (RedisServerProcess server = RedisServerProcess.start()) {
                 new RedisHarness(quick, sections).run(server.uri());

@@ -12,7 +12,11 @@ import dev.mailbox.coordination.ReadConsistency;
 import dev.mailbox.coordination.Route;
 import dev.mailbox.coordination.RoutingSnapshot;
 import dev.mailbox.coordination.RoutingTable;
+import dev.mailbox.coordination.server.CoordinatorKeys;
 import dev.mailbox.coordination.server.CoordinatorNode;
+import dev.mailbox.coordination.server.SecurityKeys;
+import dev.mailbox.coordination.settings.Setting;
+import dev.mailbox.coordination.settings.Settings;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -23,7 +27,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CountDownLatch;
@@ -42,201 +45,83 @@ final class CoordinationCommands {
     private CoordinationCommands() {
     }
 
-    static InetSocketAddress address(String hostPort, String what) {
-        int colon = hostPort.lastIndexOf(':');
-        if (colon <= 0) {
-            throw new IllegalArgumentException(what + " must be host:port, was '" + hostPort + "'");
-        }
-        try {
-            return new InetSocketAddress(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(what + " must be host:port, was '" + hostPort + "'");
-        }
-    }
-
     static String ms(long epochMillis) {
         return epochMillis == 0 ? "-" : Instant.ofEpochMilli(epochMillis).toString();
     }
 
-    @Command(name = "coordinator", description = "Run a coordinator node.", mixinStandardHelpOptions = true,
-            subcommands = {Start.class})
+    @Command(name = "coordinator", description = "Run a coordinator: a member of the replicated control plane.",
+            mixinStandardHelpOptions = true, subcommands = {Start.class},
+            footer = {"  mailboxctl coordinator start --id n1 --raft 127.0.0.1:7000",
+                    "  mailboxctl coordinator start --help"})
     static final class Coordinator {
     }
 
-    @Command(name = "start", mixinStandardHelpOptions = true,
-            description = {"Start a coordinator node and serve until stopped (Ctrl-C).",
+    @Command(name = "start", mixinStandardHelpOptions = true, modelTransformer = Start.Options.class,
+            description = {"Start a coordinator and serve until stopped (Ctrl-C or SIGTERM).",
                     "Standalone: --id n1 --raft 127.0.0.1:7000. Cluster member: also --peer n2=host:port for each "
-                            + "other member, or all of it in --config FILE (keys: id, cluster, data-dir, raft, "
-                            + "raft-listen, control-plane, metrics, initial-cluster-state, "
-                            + "peers=n1=host:port,n2=host:port, "
-                            + "tls-cert, tls-key, tls-ca, tls-client-auth, tokens, access, require-security, "
-                            + "election-timeout-min-ms, election-timeout-max-ms, raft-request-timeout-ms, pre-vote, "
-                            + "leader-lease-ratio, snapshot-every, snapshot-retention, log-segment-bytes, warm-up, "
-                            + "read-consistency=OPERATION=LEVEL,..., log-format).",
-                    "A flag wins over the same key in the file; a key the file should not hold (a misspelling) is an "
-                            + "error."})
+                            + "other member. Every option below is also a key of --config FILE, a properties file: "
+                            + "the option's name without the dashes (peers, comma-separated, for the repeatable "
+                            + "--peer). A flag wins over the same key in the file; a key the file should not hold (a "
+                            + "misspelling) is an error."},
+            footer = {"  mailboxctl coordinator start --id n1 --raft 127.0.0.1:7000 --data-dir ./n1",
+                    "  mailboxctl coordinator start --id n2 --raft h2:7000 --peer n1=h1:7000 \\",
+                    "      --peer n3=h3:7000 --control-plane h2:7100 --metrics h2:9100",
+                    "  mailboxctl coordinator start --config n2.properties",
+                    "  mailboxctl coordinator start --id n4 --initial-cluster-state existing"})
     static final class Start implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
 
-        @Option(names = "--config", description = "a properties file with the settings below")
+        @Option(names = "--config", paramLabel = "FILE", description = "a properties file with the settings below, "
+                + "one key per option (default: none)")
         Path config;
 
-        @Option(names = "--id", description = "this node's id (default: n1)")
-        String id;
-
-        @Option(names = "--cluster", description = "the cluster's name (default: mailbox)")
-        String cluster;
-
-        @Option(names = "--data-dir", description = "where the Raft log and snapshots live (default: ./coordinator-<id>)")
-        Path dataDir;
-
-        @Option(names = "--raft", description = "this node's Raft address (default: 127.0.0.1:7000)")
-        String raft;
-
-        @Option(names = "--raft-listen", description = "where this node's Raft server binds, when the others reach "
-                + "it at another address (--raft, which they dial): a port published by a container or NAT, or a "
-                + "proxy in front of it (default: the --raft address)")
-        String raftListen;
-
-        @Option(names = "--control-plane", description = "the gRPC control plane address (default: 127.0.0.1:7100)")
-        String controlPlane;
-
-        @Option(names = "--metrics", description = "serve the operations port at ADDRESS: Prometheus metrics at "
-                + "/metrics, probes at /health/live and /health/ready, the web console at /ui/ (https:// with the "
-                + "server's --tls-cert)")
-        String metrics;
-
-        @Option(names = "--peer", description = "another member, id=host:port (repeatable)")
-        List<String> peers = new ArrayList<>();
-
-        @Mixin
-        ServerSecurity security;
-
-        @Option(names = "--initial-cluster-state", description = "new: bootstrap a new cluster (its very first "
-                + "start only; refused if the cluster has heard from this node before: its data was lost); "
-                + "existing: the cluster exists (every later start, and a member being added); replace: this "
-                + "node's data was lost and it takes its place again (it has the cluster remove it, starts empty and "
-                + "has itself added back; see docs/operations-hardening.md). Only matters when the data dir is "
-                + "empty (default: new)")
-        String clusterState;
-
-        @Option(names = "--election-timeout-min-ms", description = "the shortest election timeout: how long a "
-                + "follower waits without a heartbeat before it asks for votes; heartbeats go every half of it "
-                + "(default: 300)")
-        Long electionMin;
-
-        @Option(names = "--election-timeout-max-ms", description = "the longest election timeout; each wait is drawn "
-                + "between the two (default: twice the shortest)")
-        Long electionMax;
-
-        @Option(names = "--raft-request-timeout-ms", description = "how long a Raft request between coordinators may "
-                + "take before it is sent again, at least the longest election timeout (default: 3000)")
-        Long raftRequestTimeout;
-
-        @Option(names = "--pre-vote", arity = "1", paramLabel = "true|false", description = "ask for a pre-vote "
-                + "before a real election, so that a node that was cut off cannot depose a healthy leader "
-                + "(default: true)")
-        String preVote;
-
-        @Option(names = "--warm-up", arity = "1", paramLabel = "true|false", description = "before joining, run "
-                + "an election and a term as leader once in a throwaway in-process cluster on free loopback ports, so "
-                + "that this node's first real term as leader does not spend 100-250 ms loading that code; adds "
-                + "2-4 s to the start (default: true)")
-        String warmUp;
-
-        @Option(names = "--leader-lease-ratio", description = "the leader serves leader-lease reads and renewals "
-                + "from its own state for this fraction of the shortest election timeout after a majority last "
-                + "acknowledged it, (0, 1] (default: 0.9)")
-        String leaderLeaseRatio;
-
-        @Option(names = "--snapshot-every", description = "take a snapshot after this many log entries (default: 10000)")
-        Long snapshotEvery;
-
-        @Option(names = "--snapshot-retention", description = "how many snapshots to keep (default: 2)")
-        Integer snapshotRetention;
-
-        @Option(names = "--log-segment-bytes", description = "how large a file of the Raft log grows before the "
-                + "next one starts; the log before a snapshot is deleted a whole file at a time, so smaller files "
-                + "free disk sooner, and the open file's entries are kept in memory (at least 4096; default: 8388608, 8 MiB)")
-        Long logSegmentBytes;
-
-        @Option(names = "--read-consistency", paramLabel = "OPERATION=LEVEL", description = "the consistency of a read "
-                + "whose request does not choose one (repeatable). OPERATION: get-lease, list-leases, list-nodes, "
-                + "partition-map, get-namespace, list-namespaces, list-routes, export-state, get-queue, list-queues; "
-                + "LEVEL: stale, leader-lease, linearizable (default: leader-lease for every read)")
-        List<String> readConsistency = new ArrayList<>();
-
-        @Option(names = "--log-format", paramLabel = "text|json", description = JsonLogProvider.OPTION_HELP)
-        String logFormat;
+        /** Every setting of a coordinator process: the builder's, its security, and the process's own. */
+        static final List<Setting<?>> SETTINGS = settings();
 
         /** Every key a coordinator's --config file may hold: each one this command reads. */
-        static final java.util.Set<String> CONFIG_KEYS = java.util.Set.of("id", "cluster", "data-dir", "raft",
-                "raft-listen", "control-plane", "metrics", "initial-cluster-state", "peers", "tls-cert", "tls-key",
-                "tls-ca", "tls-client-auth", "tokens", "access", "require-security", "election-timeout-min-ms",
-                "election-timeout-max-ms", "raft-request-timeout-ms", "pre-vote", "leader-lease-ratio",
-                "snapshot-every", "snapshot-retention", "log-segment-bytes", "warm-up", "read-consistency",
-                "log-format");
+        static final java.util.Set<String> CONFIG_KEYS = SettingOptions.keys(SETTINGS);
+
+        private static List<Setting<?>> settings() {
+            List<Setting<?>> all = new ArrayList<>(CoordinatorKeys.ALL);
+            all.addAll(SecurityKeys.COORDINATOR);
+            all.add(CliKeys.METRICS);
+            all.add(CliKeys.LOG_FORMAT);
+            return List.copyOf(all);
+        }
+
+        /** Adds an option for each of {@link #SETTINGS}. */
+        static final class Options implements CommandLine.IModelTransformer {
+            @Override
+            public CommandLine.Model.CommandSpec transform(CommandLine.Model.CommandSpec spec) {
+                return SettingOptions.add(spec, SETTINGS);
+            }
+        }
 
         @Override
         public Integer call() throws Exception {
-            Properties p;
-            try {
-                p = ConfigFile.load(config, CONFIG_KEYS);
-                JsonLogProvider.requireFormat(logFormat, p);
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-            }
-            String nodeId = id != null ? id : p.getProperty("id", "n1");
-            String name = cluster != null ? cluster : p.getProperty("cluster", "mailbox");
-            Path dir = dataDir != null ? dataDir : Path.of(p.getProperty("data-dir", "coordinator-" + nodeId));
-            String self = raft != null ? raft : p.getProperty("raft", "127.0.0.1:7000");
-            String plane = controlPlane != null ? controlPlane : p.getProperty("control-plane", "127.0.0.1:7100");
-            String metricsAt = metrics != null ? metrics : p.getProperty("metrics");
-            MetricsEndpoint.checkSecurity(metricsAt == null ? null : address(metricsAt, "--metrics"),
-                    security.tls(p) != null, security.require(p));
-            String stateName = clusterState != null ? clusterState : p.getProperty("initial-cluster-state", "new");
-            CoordinatorNode.ClusterState state;
-            try {
-                state = CoordinatorNode.ClusterState.valueOf(stateName.trim().toUpperCase(java.util.Locale.ROOT));
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "--initial-cluster-state must be new, existing or replace, was '" + stateName + "'");
-            }
+            Settings s = SettingOptions.read(spec, SETTINGS, config);
+            ServerSecurity security = new ServerSecurity(s);
+            String nodeId = s.get(CoordinatorKeys.ID);
+            String name = s.get(CoordinatorKeys.CLUSTER);
+            Path dir = s.get(CoordinatorKeys.DATA_DIR);
+            InetSocketAddress self = s.get(CoordinatorKeys.RAFT);
+            InetSocketAddress metricsAt = s.get(CliKeys.METRICS);
+            MetricsEndpoint.checkSecurity(metricsAt, security.tls() != null, security.require());
             Map<String, InetSocketAddress> members = new LinkedHashMap<>();
-            members.put(nodeId, address(self, "--raft"));
-            List<String> others = new ArrayList<>(peers);
-            if (p.getProperty("peers") != null) {
-                others.addAll(List.of(p.getProperty("peers").split(",")));
-            }
-            for (String peer : others) {
-                int eq = peer.indexOf('=');
-                if (eq <= 0) {
-                    throw new CommandLine.ParameterException(spec.commandLine(),
-                            "--peer must be id=host:port, was '" + peer + "'");
-                }
-                String peerId = peer.substring(0, eq).trim();
-                if (!peerId.equals(nodeId)) {
-                    members.put(peerId, address(peer.substring(eq + 1).trim(), "--peer " + peerId));
+            members.put(nodeId, self);
+            for (Map.Entry<String, InetSocketAddress> peer : s.get(CoordinatorKeys.PEERS)) {
+                if (!peer.getKey().equals(nodeId)) {
+                    members.put(peer.getKey(), peer.getValue());
                 }
             }
-            CoordinatorNode.Builder b = CoordinatorNode.builder(nodeId).cluster(name).peers(members).dataDir(dir)
-                    .controlPlane(address(plane, "--control-plane")).clusterState(state)
-                    .requireSecurity(security.require(p));
-            String listen = raftListen != null ? raftListen : p.getProperty("raft-listen");
-            if (listen != null) {
-                b.raftListen(address(listen, "--raft-listen"));
-            }
-            try {
-                raftSettings(this, b, p);
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-            }
-            dev.mailbox.coordination.TlsFiles tls = security.tls(p);
+            CoordinatorNode.Builder b = CoordinatorNode.builder(nodeId).peers(members).dataDir(dir).settings(s);
+            InetSocketAddress listen = s.get(CoordinatorKeys.RAFT_LISTEN);
+            dev.mailbox.coordination.TlsFiles tls = security.tls();
             if (tls != null) {
                 b.tls(tls);
             }
-            dev.mailbox.coordination.server.Access access = security.access(p);
+            dev.mailbox.coordination.server.Access access = security.access();
             if (access != null) {
                 b.access(access);
             }
@@ -247,8 +132,7 @@ final class CoordinationCommands {
             Console console = Console.builder()
                     .access(access != null ? access.forConsole() : ConsoleAccess.open()).build();
             MetricsEndpoint endpoint = metricsAt == null ? null
-                    : MetricsEndpoint.start(address(metricsAt, "--metrics"), security.httpsContext(p),
-                            security.require(p), console);
+                    : MetricsEndpoint.start(metricsAt, security.httpsContext(), security.require(), console);
             if (endpoint != null) {
                 b.meterRegistry(endpoint.registry());
             }
@@ -284,7 +168,8 @@ final class CoordinationCommands {
             }
             PrintWriter out = spec.commandLine().getOut();
             out.printf("coordinator %s of cluster '%s' (%d member(s)): raft %s, control plane %s%s, data %s%n", nodeId,
-                    name, members.size(), listen == null ? self : self + " (bound at " + listen + ")",
+                    name, members.size(), listen == null ? Setting.hostPort(self) : Setting.hostPort(self)
+                            + " (bound at " + Setting.hostPort(listen) + ")",
                     node.controlPlaneAddress(), endpoint == null ? ""
                             : ", " + endpoint.describe(), dir.toAbsolutePath());
             out.flush();
@@ -301,142 +186,15 @@ final class CoordinationCommands {
         }
     }
 
-    /**
-     * Applies the Raft timings, snapshot and read settings from the flags, else from the config file's keys
-     * of the same names; what neither gives keeps the builder's default.
-     *
-     * @throws IllegalArgumentException naming the flag or key and what it takes, for a bad value
-     */
-    static void raftSettings(Start s, CoordinatorNode.Builder b, Properties p) {
-        Long min = longSetting(s.electionMin, p, "election-timeout-min-ms");
-        Long max = longSetting(s.electionMax, p, "election-timeout-max-ms");
-        if (min != null || max != null) {
-            long lo = min != null ? min : 150;
-            long hi = max != null ? max : (min != null ? lo * 2 : 300);
-            try {
-                b.electionTimeout(java.time.Duration.ofMillis(lo), java.time.Duration.ofMillis(hi));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--election-timeout-min-ms/--election-timeout-max-ms: "
-                        + e.getMessage(), e);
-            }
-        }
-        Long request = longSetting(s.raftRequestTimeout, p, "raft-request-timeout-ms");
-        if (request != null) {
-            b.raftRequestTimeout(java.time.Duration.ofMillis(request));
-        }
-        Boolean preVote = booleanSetting(s.preVote, p, "pre-vote");
-        if (preVote != null) {
-            b.preVote(preVote);
-        }
-        Boolean warmUp = booleanSetting(s.warmUp, p, "warm-up");
-        b.warmUp(warmUp == null || warmUp); // on unless turned off: a restarted node's first term is faster
-        String ratio = s.leaderLeaseRatio != null ? s.leaderLeaseRatio : p.getProperty("leader-lease-ratio");
-        if (ratio != null) {
-            double r;
-            try {
-                r = Double.parseDouble(ratio.trim());
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("--leader-lease-ratio (key leader-lease-ratio) must be a number in "
-                        + "(0, 1], was '" + ratio + "'");
-            }
-            try {
-                b.leaderLeaseRatio(r);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--leader-lease-ratio: " + e.getMessage(), e);
-            }
-        }
-        Long every = longSetting(s.snapshotEvery, p, "snapshot-every");
-        if (every != null) {
-            try {
-                b.snapshotEvery(every);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--snapshot-every: " + e.getMessage(), e);
-            }
-        }
-        Long retention = longSetting(s.snapshotRetention == null ? null : s.snapshotRetention.longValue(), p,
-                "snapshot-retention");
-        if (retention != null) {
-            if (retention < 1 || retention > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("--snapshot-retention must be 1 or more, was " + retention);
-            }
-            b.snapshotRetention(retention.intValue());
-        }
-        Long segment = longSetting(s.logSegmentBytes, p, "log-segment-bytes");
-        if (segment != null) {
-            try {
-                b.logSegmentSize(segment);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--log-segment-bytes: " + e.getMessage(), e);
-            }
-        }
-        List<String> reads = new ArrayList<>();
-        if (p.getProperty("read-consistency") != null) {
-            reads.addAll(List.of(p.getProperty("read-consistency").split(",")));
-        }
-        reads.addAll(s.readConsistency); // flags last: they win
-        for (String read : reads) {
-            if (read.isBlank()) {
-                continue;
-            }
-            int eq = read.indexOf('=');
-            if (eq <= 0) {
-                throw new IllegalArgumentException("--read-consistency must be OPERATION=LEVEL, was '" + read + "'");
-            }
-            dev.mailbox.coordination.server.ReadOperation op;
-            try {
-                op = dev.mailbox.coordination.server.ReadOperation.parse(read.substring(0, eq));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--read-consistency: " + e.getMessage(), e);
-            }
-            String level = read.substring(eq + 1).trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_');
-            dev.mailbox.coordination.ReadConsistency c;
-            try {
-                c = dev.mailbox.coordination.ReadConsistency.valueOf(level);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--read-consistency " + op.key() + ": the level must be stale, "
-                        + "leader-lease or linearizable, was '" + read.substring(eq + 1).trim() + "'");
-            }
-            b.readConsistency(op, c);
-        }
-    }
-
-    private static Boolean booleanSetting(String flag, Properties p, String key) {
-        String v = flag != null ? flag : p.getProperty(key);
-        if (v == null) {
-            return null;
-        }
-        String t = v.trim().toLowerCase(java.util.Locale.ROOT);
-        if (!t.equals("true") && !t.equals("false")) {
-            throw new IllegalArgumentException("--" + key + " (key " + key + ") must be true or false, was '" + v + "'");
-        }
-        return Boolean.parseBoolean(t);
-    }
-
-    private static Long longSetting(Long flag, Properties p, String key) {
-        if (flag != null) {
-            return flag;
-        }
-        String v = p.getProperty(key);
-        if (v == null) {
-            return null;
-        }
-        try {
-            return Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("key " + key + " in --config must be a whole number, was '" + v + "'");
-        }
-    }
-
-    /** The exit status of a coordinator that stopped after a fatal error (EX_SOFTWARE). */
-    static final int EXIT_FATAL = 70;
-
     private static void exitAfterFatal(Throwable cause) {
         System.err.println("coordinator stopping after a fatal error: " + cause);
-        Runtime.getRuntime().halt(EXIT_FATAL); // not exit(): shutdown hooks may need the heap that ran out
+        Runtime.getRuntime().halt(ExitStatus.FATAL); // not exit(): shutdown hooks may need the heap that ran out
     }
 
     @Command(name = "cluster", description = "The coordinator cluster.", mixinStandardHelpOptions = true,
-            subcommands = {Status.class, AddMember.class, RemoveMember.class, Export.class, Import.class})
+            subcommands = {Status.class, AddMember.class, RemoveMember.class, Export.class, Import.class},
+            footer = {"  mailboxctl cluster status -c h1:7100,h2:7100,h3:7100",
+                    "  mailboxctl cluster export backup.snapshot"})
     static final class Cluster {
     }
 
@@ -465,7 +223,8 @@ final class CoordinationCommands {
     @Command(name = "add-member", mixinStandardHelpOptions = true,
             description = {"Add a coordinator to the cluster: start it first, with an empty data dir and "
                     + "--initial-cluster-state existing; the leader copies it the state.",
-                    "Argument: ID=HOST:PORT, its Raft address."})
+                    "Argument: ID=HOST:PORT, its Raft address."},
+            footer = {"  mailboxctl cluster add-member n4=10.0.0.4:7000 -c 10.0.0.1:7100"})
     static final class AddMember extends MemberChange {
         @Parameters(paramLabel = "ID=HOST:PORT")
         String member;
@@ -484,7 +243,8 @@ final class CoordinationCommands {
     @Command(name = "remove-member", mixinStandardHelpOptions = true,
             description = {"Remove a coordinator from the cluster (then stop it).",
                     "To replace one whose data was lost: remove it, empty its data dir, start it with "
-                            + "--initial-cluster-state existing, and add-member it back."})
+                            + "--initial-cluster-state existing, and add-member it back."},
+            footer = {"  mailboxctl cluster remove-member n3 -c 10.0.0.1:7100"})
     static final class RemoveMember extends MemberChange {
         @Parameters(paramLabel = "ID")
         String id;
@@ -498,8 +258,10 @@ final class CoordinationCommands {
     @Command(name = "export", mixinStandardHelpOptions = true,
             description = {"Back up the cluster: write its whole state, as the leader holds it now, to FILE.",
                     "The file is a snapshot in the coordinator's versioned format, with its SHA-256 in its end record; "
-                            + "it comes in checksummed chunks of at most 1 MiB whatever its size, is written beside FILE, "
-                            + "synced, then renamed (mode 0600); import it into a new cluster."})
+                            + "it comes in checksummed chunks of at most "
+                            + (CoordinationLimits.MAX_IMPORT_CHUNK_BYTES >> 10) + " KiB whatever its size, is written "
+                            + "beside FILE, synced, then renamed (mode 0600); import it into a new cluster."},
+            footer = {"  mailboxctl cluster export /var/backups/mailbox.snapshot -c 10.0.0.1:7100"})
     static final class Export implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -521,9 +283,11 @@ final class CoordinationCommands {
 
     @Command(name = "import", mixinStandardHelpOptions = true,
             description = {"Restore a backup (from cluster export) into a new cluster, which must hold nothing yet.",
-                    "The file is checked first (its SHA-256), then sent in chunks of at most 1 MiB, whatever its size; "
+                    "The file is checked first (its SHA-256), then sent in chunks of at most "
+                            + (CoordinationLimits.MAX_IMPORT_CHUNK_BYTES >> 10) + " KiB, whatever its size; "
                             + "an import that breaks off resumes where the cluster got to when run again with the same "
-                            + "FILE. Epochs carry over; active leases get a full TTL from the import."})
+                            + "FILE. Epochs carry over; active leases get a full TTL from the import."},
+            footer = {"  mailboxctl cluster import backup.snapshot -c 10.0.0.1:7100"})
     static final class Import implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -543,7 +307,11 @@ final class CoordinationCommands {
         }
     }
 
-    @Command(name = "status", mixinStandardHelpOptions = true, description = "Each coordinator's view: role, leader, term, applied index.")
+    @Command(name = "status", mixinStandardHelpOptions = true,
+            description = "Each coordinator's view: role, leader, term, applied index.",
+            footer = {"  mailboxctl cluster status -c 127.0.0.1:7100",
+                    "  mailboxctl cluster status --wait-ms 30000 -c h1:7100,h2:7100,h3:7100",
+                    "  mailboxctl cluster status -o json"})
     static final class Status implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -553,7 +321,7 @@ final class CoordinationCommands {
         Output output;
         @Option(names = "--wait-ms", defaultValue = "0", description = "wait up to this long until every endpoint "
                 + "answers and one of them leads, and exit 1 if they do not by then (for scripts that start a "
-                + "cluster; default: do not wait)")
+                + "cluster; default: 0, do not wait)")
         long waitMillis;
 
         @Override
@@ -596,7 +364,8 @@ final class CoordinationCommands {
     }
 
     @Command(name = "leases", description = "Mailbox leases.", mixinStandardHelpOptions = true,
-            subcommands = {LeasesList.class, LeasesGet.class, LeasesRevoke.class, LeasesReclaim.class})
+            subcommands = {LeasesList.class, LeasesGet.class, LeasesRevoke.class, LeasesReclaim.class},
+            footer = {"  mailboxctl leases list", "  mailboxctl leases get orders@node-a"})
     static final class Leases {
     }
 
@@ -612,7 +381,9 @@ final class CoordinationCommands {
     static final List<String> LEASE_HEADERS = List.of("MAILBOX", "LEASE", "EPOCH", "STATE", "RUNNER", "NODE",
             "ADDRESS", "TTL", "GRANTED");
 
-    @Command(name = "list", mixinStandardHelpOptions = true, description = "Every mailbox's latest lease.")
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "Every mailbox's latest lease.",
+            footer = {"  mailboxctl leases list", "  mailboxctl leases list --namespace orders -o json",
+                    "  mailboxctl leases list --stale -c 10.0.0.2:7100"})
     static final class LeasesList implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -620,9 +391,11 @@ final class CoordinationCommands {
         CoordinatorOptions coordinator;
         @Mixin
         Output output;
-        @Option(names = "--namespace", defaultValue = "", description = "only this namespace")
+        @Option(names = "--namespace", defaultValue = "", description = "only this namespace (default: every "
+                + "namespace but the nodes' own, _nodes)")
         String namespace;
-        @Option(names = "--stale", description = "read from whichever coordinator answers, not the leader")
+        @Option(names = "--stale", description = "read from whichever coordinator answers, not the leader "
+                + "(default: off, a leader read)")
         boolean stale;
 
         @Override
@@ -637,7 +410,8 @@ final class CoordinationCommands {
         }
     }
 
-    @Command(name = "get", mixinStandardHelpOptions = true, description = "One mailbox's latest lease.")
+    @Command(name = "get", mixinStandardHelpOptions = true, description = "One mailbox's latest lease.",
+            footer = {"  mailboxctl leases get orders@node-a", "  mailboxctl leases get orders@node-a -o json"})
     static final class LeasesGet implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -686,7 +460,8 @@ final class CoordinationCommands {
     }
 
     @Command(name = "revoke", mixinStandardHelpOptions = true,
-            description = "Revoke a mailbox's lease: the holder loses it and the mailbox stays unavailable until reclaimed.")
+            description = "Revoke a mailbox's lease: the holder loses it and the mailbox stays unavailable until reclaimed.",
+            footer = {"  mailboxctl leases revoke orders@node-a", "  mailboxctl leases revoke orders@node-a -o json"})
     static final class LeasesRevoke extends LeaseChange {
         @Override
         Lease change(CoordinationClient client, String mailbox) {
@@ -695,7 +470,8 @@ final class CoordinationCommands {
     }
 
     @Command(name = "reclaim", mixinStandardHelpOptions = true,
-            description = "Finish a revoke: the mailbox can be acquired again.")
+            description = "Finish a revoke: the mailbox can be acquired again.",
+            footer = {"  mailboxctl leases reclaim orders@node-a"})
     static final class LeasesReclaim extends LeaseChange {
         @Override
         Lease change(CoordinationClient client, String mailbox) {
@@ -704,7 +480,8 @@ final class CoordinationCommands {
     }
 
     @Command(name = "routes", description = "The routing table.", mixinStandardHelpOptions = true,
-            subcommands = {RoutesList.class, RoutesWatch.class})
+            subcommands = {RoutesList.class, RoutesWatch.class},
+            footer = {"  mailboxctl routes list", "  mailboxctl routes watch --for-ms 60000"})
     static final class Routes {
     }
 
@@ -714,7 +491,9 @@ final class CoordinationCommands {
         return List.of(r.mailboxId(), r.nodeId(), r.address(), r.runnerId(), r.partition(), r.leaseId(), r.epoch());
     }
 
-    @Command(name = "list", mixinStandardHelpOptions = true, description = "The routing table and its revision.")
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "The routing table and its revision.",
+            footer = {"  mailboxctl routes list", "  mailboxctl routes list --mailbox orders@node-a --wait-ms 10000",
+                    "  mailboxctl routes list -o json"})
     static final class RoutesList implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -722,10 +501,10 @@ final class CoordinationCommands {
         CoordinatorOptions coordinator;
         @Mixin
         Output output;
-        @Option(names = "--mailbox", description = "only this mailbox's route")
+        @Option(names = "--mailbox", description = "only this mailbox's route (default: every route)")
         String mailbox;
         @Option(names = "--wait-ms", defaultValue = "0", description = "with --mailbox: wait up to this long for it "
-                + "to have a route, and exit 1 if it has none by then (default: do not wait)")
+                + "to have a route, and exit 1 if it has none by then (default: 0, do not wait)")
         long waitMillis;
 
         @Override
@@ -761,7 +540,8 @@ final class CoordinationCommands {
     }
 
     @Command(name = "watch", mixinStandardHelpOptions = true,
-            description = "Print the routing table, then every change, until stopped (or --for elapses).")
+            description = "Print the routing table, then every change, until stopped (or --for-ms elapses).",
+            footer = {"  mailboxctl routes watch", "  mailboxctl routes watch --for-ms 60000 -o json"})
     static final class RoutesWatch implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -769,7 +549,7 @@ final class CoordinationCommands {
         CoordinatorOptions coordinator;
         @Mixin
         Output output;
-        @Option(names = "--for-ms", defaultValue = "0", description = "stop after this long (default: never)")
+        @Option(names = "--for-ms", defaultValue = "0", description = "stop after this long (default: 0, never)")
         long forMillis;
 
         @Override
@@ -820,6 +600,7 @@ final class CoordinationCommands {
     }
 
     @Command(name = "namespaces", description = "Namespaces.", mixinStandardHelpOptions = true,
+            footer = {"  mailboxctl namespaces create orders --ttl-ms 15000", "  mailboxctl namespaces list"},
             subcommands = {NamespacesCreate.class, NamespacesList.class})
     static final class Namespaces {
     }
@@ -833,7 +614,11 @@ final class CoordinationCommands {
                 ms(n.createdAtMillis()));
     }
 
-    @Command(name = "create", mixinStandardHelpOptions = true, description = "Create a namespace with its lease policy.")
+    @Command(name = "create", mixinStandardHelpOptions = true, description = "Create a namespace with its lease policy.",
+            defaultValueProvider = LeasePolicyDefaults.class,
+            footer = {"  mailboxctl namespaces create orders",
+                    "  mailboxctl namespaces create billing --ttl-ms 4000 --heartbeat-ms 1000",
+                    "  mailboxctl namespaces create audit --label team=security"})
     static final class NamespacesCreate implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -843,24 +628,19 @@ final class CoordinationCommands {
         Output output;
         @Parameters(paramLabel = "NAME")
         String name;
-        @Option(names = "--ttl-ms", description = "lease TTL (default: 10000)")
-        Long ttl;
-        @Option(names = "--heartbeat-ms", description = "heartbeat interval (default: 3000)")
-        Long heartbeat;
-        @Option(names = "--grace-ms", description = "grace after the TTL before expiry (default: 2000)")
-        Long grace;
-        @Option(names = "--label", description = "key=value (repeatable)")
+        @Option(names = "--ttl-ms", description = "lease TTL (default: ${DEFAULT-VALUE})")
+        long ttl;
+        @Option(names = "--heartbeat-ms", description = "heartbeat interval (default: ${DEFAULT-VALUE})")
+        long heartbeat;
+        @Option(names = "--grace-ms", description = "grace after the TTL before expiry (default: ${DEFAULT-VALUE})")
+        long grace;
+        @Option(names = "--label", description = "key=value (repeatable; default: none)")
         Map<String, String> labels = new LinkedHashMap<>();
 
         @Override
         public Integer call() {
-            LeasePolicy policy = null;
-            if (ttl != null || heartbeat != null || grace != null) {
-                LeasePolicy d = LeasePolicy.DEFAULT;
-                policy = new LeasePolicy(Duration.ofMillis(ttl != null ? ttl : d.ttl().toMillis()),
-                        Duration.ofMillis(heartbeat != null ? heartbeat : d.heartbeatInterval().toMillis()),
-                        Duration.ofMillis(grace != null ? grace : d.grace().toMillis()));
-            }
+            LeasePolicy policy = new LeasePolicy(Duration.ofMillis(ttl), Duration.ofMillis(heartbeat),
+                    Duration.ofMillis(grace));
             try (CoordinationClient client = coordinator.client()) {
                 NamespaceInfo n = client.namespaces().create(name, policy, labels);
                 output.print(spec.commandLine().getOut(), n, NAMESPACE_HEADERS, List.of(namespaceRow(n)));
@@ -869,7 +649,8 @@ final class CoordinationCommands {
         }
     }
 
-    @Command(name = "list", mixinStandardHelpOptions = true, description = "Every namespace with its owner node.")
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "Every namespace with its owner node.",
+            footer = {"  mailboxctl namespaces list", "  mailboxctl namespaces list -o json"})
     static final class NamespacesList implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -890,12 +671,14 @@ final class CoordinationCommands {
         }
     }
 
-    @Command(name = "nodes", description = "Mailbox nodes.", mixinStandardHelpOptions = true, subcommands = {NodesList.class})
+    @Command(name = "nodes", description = "Mailbox nodes.", mixinStandardHelpOptions = true, subcommands = {NodesList.class},
+            footer = {"  mailboxctl nodes list"})
     static final class Nodes {
     }
 
     @Command(name = "list", mixinStandardHelpOptions = true,
-            description = "Registered mailbox nodes, whether each is up, and its partition ranges.")
+            description = "Registered mailbox nodes, whether each is up, and its partition ranges.",
+            footer = {"  mailboxctl nodes list", "  mailboxctl nodes list -o json -c 10.0.0.1:7100"})
     static final class NodesList implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -928,4 +711,19 @@ final class CoordinationCommands {
         }
     }
 
+    /** The defaults of namespaces create's policy options: {@link LeasePolicy#DEFAULT}'s, so help shows them. */
+    static final class LeasePolicyDefaults implements CommandLine.IDefaultValueProvider {
+        @Override
+        public String defaultValue(CommandLine.Model.ArgSpec argSpec) {
+            if (!(argSpec instanceof CommandLine.Model.OptionSpec o)) {
+                return null;
+            }
+            return switch (o.longestName()) {
+                case "--ttl-ms" -> Long.toString(LeasePolicy.DEFAULT.ttl().toMillis());
+                case "--heartbeat-ms" -> Long.toString(LeasePolicy.DEFAULT.heartbeatInterval().toMillis());
+                case "--grace-ms" -> Long.toString(LeasePolicy.DEFAULT.grace().toMillis());
+                default -> null;
+            };
+        }
+    }
 }

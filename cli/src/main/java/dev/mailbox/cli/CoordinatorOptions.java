@@ -1,6 +1,7 @@
 package dev.mailbox.cli;
 
 import dev.mailbox.coordination.CoordinationClient;
+import dev.mailbox.coordination.server.CoordinatorKeys;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -10,12 +11,14 @@ import picocli.CommandLine.Option;
 /** Where the coordinator cluster is: {@code --coordinator host:port[,host:port...]}. */
 final class CoordinatorOptions {
 
-    @Option(names = {"-c", "--coordinator"}, defaultValue = "${env:MAILBOXCTL_COORDINATOR:-127.0.0.1:7100}",
-            description = "control-plane address(es) of the coordinator nodes, comma-separated "
-                    + "(default: $MAILBOXCTL_COORDINATOR or ${DEFAULT-VALUE})")
+    @Option(names = {"-c", "--coordinator"}, paramLabel = "HOST:PORT[,HOST:PORT...]",
+            defaultValue = "${env:MAILBOXCTL_COORDINATOR:-" + CoordinatorKeys.DEFAULT_CONTROL_PLANE + "}",
+            description = CliKeys.COORDINATOR_HELP + " (default: $MAILBOXCTL_COORDINATOR or "
+                    + CoordinatorKeys.DEFAULT_CONTROL_PLANE + ")")
     String coordinator;
 
-    @Option(names = "--timeout-ms", defaultValue = "5000", description = "per-call timeout (default: ${DEFAULT-VALUE})")
+    @Option(names = "--timeout-ms", defaultValue = "5000", description = "how long each call to a coordinator may "
+            + "take before it is tried again or given up (default: ${DEFAULT-VALUE})")
     long timeoutMillis;
 
     @Mixin

@@ -44,7 +44,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Start an embedded coordinator, two mailbox nodes and two leased runners (child JVMs) on "
                 + "127.0.0.1, send requests through the node that does not own the mailbox, kill the runner that "
-                + "holds the lease, and watch the other one take over.", "Needs nothing but a JDK; takes well under a minute."})
+                + "holds the lease, and watch the other one take over.", "Needs nothing but a JDK; takes well under a minute."},
+        footer = {"  mailboxctl demo", "  mailboxctl demo --requests 5 --ttl-ms 3000"})
 final class DemoCommand implements Callable<Integer> {
 
     private static final String MAILBOX = "orders@node-a";

@@ -34,11 +34,6 @@ import org.slf4j.spi.SLF4JServiceProvider;
  */
 public final class JsonLogProvider implements SLF4JServiceProvider {
 
-    /** The help of the {@code --log-format} option. */
-    static final String OPTION_HELP = "text (default): plain lines, warnings and errors only; json: one JSON object "
-            + "per line on stderr (time, level, logger, thread, message, exception, and fields such as node_id), "
-            + "INFO and up";
-
     /** The SLF4J property that names the provider to use. */
     static final String PROVIDER_PROPERTY = "slf4j.provider";
 
@@ -299,20 +294,6 @@ public final class JsonLogProvider implements SLF4JServiceProvider {
 
         @Override
         public void close() {
-        }
-    }
-
-    /**
-     * Checks a {@code --log-format} value (or key) for the commands that take it.
-     *
-     * @param flag   the flag's value, or null
-     * @param config the --config file's settings
-     * @throws IllegalArgumentException naming the allowed values
-     */
-    static void requireFormat(String flag, java.util.Properties config) {
-        String v = flag != null ? flag : config.getProperty("log-format");
-        if (v != null && !v.trim().equalsIgnoreCase("json") && !v.trim().equalsIgnoreCase("text")) {
-            throw new IllegalArgumentException("--log-format (key log-format) must be text or json, was '" + v + "'");
         }
     }
 }

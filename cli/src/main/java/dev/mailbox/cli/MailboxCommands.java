@@ -133,7 +133,10 @@ final class MailboxCommands {
 
     @Command(name = "call", mixinStandardHelpOptions = true,
             description = {"Send a request to the runners of a mailbox (MainLoop) and print the reply.",
-                    "URI: node://HOST:PORT/MAILBOX; the reply comes back through the same node."})
+                    "URI: node://HOST:PORT/MAILBOX; the reply comes back through the same node."},
+            footer = {"  mailboxctl call node://127.0.0.1:9000/orders@node-a order-1 order-2",
+                    "  mailboxctl call node://127.0.0.1:9000/orders@node-a order-3 \\",
+                    "      --reply-timeout-ms 5000"})
     static final class Call implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -141,7 +144,8 @@ final class MailboxCommands {
         String uri;
         @Parameters(index = "1..*", paramLabel = "BODY", arity = "1..*", description = "one request per BODY")
         List<String> bodies;
-        @Option(names = "--timeout-ms", defaultValue = "30000", description = "per request (default: ${DEFAULT-VALUE})")
+        @Option(names = "--reply-timeout-ms", defaultValue = "30000", description = "how long to wait for each "
+                + "request's reply; one that does not come by then is an error (default: ${DEFAULT-VALUE})")
         long timeoutMillis;
         @Mixin
         SecurityOptions security;
@@ -180,7 +184,11 @@ final class MailboxCommands {
         }
     }
 
-    @Command(name = "send", mixinStandardHelpOptions = true, description = "Send text messages to a mailbox.")
+    @Command(name = "send", mixinStandardHelpOptions = true, description = "Send text messages to a mailbox.",
+            footer = {"  mailboxctl send memory:orders hello world",
+                    "  mailboxctl send redis://127.0.0.1:6379/orders order-1 --delay-ms 5000",
+                    "  mailboxctl send memory:orders order-1 --attribute type=order",
+                    "  mailboxctl send node://127.0.0.1:9000/orders@node-a order-2"})
     static final class Send implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -192,9 +200,10 @@ final class MailboxCommands {
         String uri;
         @Parameters(index = "1..*", paramLabel = "BODY", arity = "1..*", description = "one message per body")
         List<String> bodies;
-        @Option(names = "--delay-ms", defaultValue = "0", description = "keep them invisible this long")
+        @Option(names = "--delay-ms", defaultValue = "0", description = "keep them invisible this long (default: "
+                + "${DEFAULT-VALUE}, visible at once)")
         long delay;
-        @Option(names = "--attribute", description = "name=value (repeatable)")
+        @Option(names = "--attribute", description = "name=value (repeatable; default: none)")
         Map<String, String> attributes = new LinkedHashMap<>();
 
         @Override
@@ -217,7 +226,10 @@ final class MailboxCommands {
 
     @Command(name = "receive", mixinStandardHelpOptions = true,
             description = {"Receive messages; they are printed, then acknowledged (deleted) unless --keep is given.",
-                    "A body that is not UTF-8 text is printed as base64 (base64:... in the table, bodyBase64 in JSON)."})
+                    "A body that is not UTF-8 text is printed as base64 (base64:... in the table, bodyBase64 in JSON)."},
+            footer = {"  mailboxctl receive redis://127.0.0.1:6379/orders -n 10 --wait-ms 20000",
+                    "  mailboxctl receive node://127.0.0.1:9000/orders@node-a --keep -o json",
+                    "  mailboxctl receive env:ORDERS_URI --visibility-ms 60000"})
     static final class Receive implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -227,13 +239,17 @@ final class MailboxCommands {
         SecurityOptions security;
         @Parameters(index = "0", paramLabel = "URI", description = URI_HELP)
         String uri;
-        @Option(names = {"-n", "--max"}, defaultValue = "1", description = "at most this many, 1-10")
+        @Option(names = {"-n", "--max"}, defaultValue = "1", description = "at most this many, 1-10 (default: "
+                + "${DEFAULT-VALUE})")
         int max;
-        @Option(names = "--wait-ms", defaultValue = "0", description = "long-poll this long")
+        @Option(names = "--wait-ms", defaultValue = "0", description = "wait up to this long for a message when "
+                + "there is none (long-poll) (default: ${DEFAULT-VALUE}, answer at once)")
         long wait;
-        @Option(names = "--visibility-ms", defaultValue = "30000", description = "visibility timeout")
+        @Option(names = "--visibility-ms", defaultValue = "30000", description = "visibility timeout: how long the "
+                + "messages received stay invisible to other receivers (default: ${DEFAULT-VALUE})")
         long visibility;
-        @Option(names = "--keep", description = "do not acknowledge: they come back after the visibility timeout")
+        @Option(names = "--keep", description = "do not acknowledge: they come back after the visibility timeout "
+                + "(default: off, acknowledge each once printed)")
         boolean keep;
 
         @Override
@@ -324,7 +340,9 @@ final class MailboxCommands {
         }
     }
 
-    @Command(name = "count", mixinStandardHelpOptions = true, description = "How many messages are not yet deleted.")
+    @Command(name = "count", mixinStandardHelpOptions = true, description = "How many messages are not yet deleted.",
+            footer = {"  mailboxctl count redis://127.0.0.1:6379/orders",
+                    "  mailboxctl count node://127.0.0.1:9000/orders@node-a -o json"})
     static final class Count extends OneNumber {
         @Override
         String key() {
@@ -337,7 +355,8 @@ final class MailboxCommands {
         }
     }
 
-    @Command(name = "purge", mixinStandardHelpOptions = true, description = "Delete every message.")
+    @Command(name = "purge", mixinStandardHelpOptions = true, description = "Delete every message.",
+            footer = {"  mailboxctl purge redis://127.0.0.1:6379/orders"})
     static final class Purge extends OneNumber {
         @Override
         String key() {

@@ -11,6 +11,8 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = MailboxCtl.Version.class,
         description = "Work with Mailbox mailboxes and the coordinator.",
+        footer = {"  mailboxctl tour", "  mailboxctl send memory:orders hello", "  mailboxctl help node start",
+                "  mailboxctl --version"},
         subcommands = {DemoCommand.class, TourCommand.class,
                 CoordinationCommands.Coordinator.class, CoordinationCommands.Cluster.class,
                 CoordinationCommands.Leases.class, CoordinationCommands.Routes.class,
@@ -37,8 +39,9 @@ public final class MailboxCtl implements Runnable {
         cli.setExecutionExceptionHandler((e, line, parsed) -> {
             line.getErr().println("mailboxctl: " + message(e));
             line.getErr().flush();
-            return e instanceof IllegalArgumentException ? 2 : 1;
+            return e instanceof IllegalArgumentException ? ExitStatus.USAGE : ExitStatus.FAILED;
         });
+        ExitStatus.addSections(cli);
         return cli;
     }
 

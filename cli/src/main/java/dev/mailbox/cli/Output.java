@@ -15,7 +15,7 @@ final class Output {
     enum Format { table, json }
 
     @Option(names = {"-o", "--output"}, defaultValue = "table",
-            description = "table (default) or json")
+            description = "table, for people, or json, for scripts (default: ${DEFAULT-VALUE})")
     Format format = Format.table;
 
     private static final ObjectMapper JSON = new ObjectMapper().registerModule(new JavaTimeModule())

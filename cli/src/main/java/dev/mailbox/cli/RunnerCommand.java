@@ -38,7 +38,11 @@ import picocli.CommandLine.Spec;
                 "With --exec 'COMMAND': run COMMAND (with /bin/sh -c) once per request, the request body on its stdin; "
                         + "its stdout is the reply, a non-zero exit is an error result (stderr in the message), retried "
                         + "and dead-lettered like any failure. The environment has MAILBOX_REQUEST_ID and MAILBOX_ID.",
-                "Without --exec it answers each request with 'handled by ID: BODY'."})
+                "Without --exec it answers each request with 'handled by ID: BODY'."},
+        footer = {"  mailboxctl runner --id r1 --mailbox orders@node-a --node 127.0.0.1:9000 \\",
+                "      --node-id node-a",
+                "  mailboxctl runner --id r2 --mailbox orders@node-a --node 127.0.0.1:9000 \\",
+                "      --node-id node-a --exec 'tr a-z A-Z' --concurrency 4"})
 final class RunnerCommand implements Callable<Integer> {
 
     /** The most stdout a command may write as its reply, and the most stderr kept for its error. */
@@ -49,15 +53,16 @@ final class RunnerCommand implements Callable<Integer> {
     CommandLine.Model.CommandSpec spec;
     @Mixin
     CoordinatorOptions coordinator;
-    @Option(names = "--id", required = true, description = "this runner's id")
+    @Option(names = "--id", required = true, description = "this runner's id (required)")
     String id;
-    @Option(names = "--mailbox", required = true, description = "the request mailbox, e.g. orders@node-a")
+    @Option(names = "--mailbox", required = true, description = "the request mailbox, e.g. orders@node-a (required)")
     String mailbox;
-    @Option(names = "--node", required = true, description = "address of the mailbox node that hosts it")
+    @Option(names = "--node", required = true, description = "address of the mailbox node that hosts it (required)")
     String node;
-    @Option(names = "--node-id", required = true, description = "that node's id")
+    @Option(names = "--node-id", required = true, description = "that node's id (required)")
     String nodeId;
-    @Option(names = "--exec", description = "a command to run per request (see above)")
+    @Option(names = "--exec", description = "a command to run per request (see above; default: none, answer "
+            + "'handled by ID: BODY')")
     String exec;
     @Option(names = "--exec-timeout-ms", defaultValue = "60000",
             description = "kill a command that runs longer, failing its request (default: ${DEFAULT-VALUE})")

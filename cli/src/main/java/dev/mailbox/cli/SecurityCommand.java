@@ -14,7 +14,8 @@ import picocli.CommandLine.Spec;
 
 /** {@code mailboxctl security}: tokens for secured clusters. */
 @Command(name = "security", description = "Tokens for secured coordinators and nodes.", mixinStandardHelpOptions = true,
-        subcommands = {SecurityCommand.Token.class})
+        subcommands = {SecurityCommand.Token.class},
+        footer = {"  mailboxctl security token app --append-to tokens"})
 final class SecurityCommand {
 
     private SecurityCommand() {
@@ -22,20 +23,35 @@ final class SecurityCommand {
 
     @Command(name = "token", mixinStandardHelpOptions = true,
             description = {"Make a new random token for a principal: prints the token (give it to the principal), "
-                    + "and adds its salted hash to the tokens file servers read (or prints that line to stderr)."})
+                    + "and adds its salted hash to the tokens file servers read (their --tokens), or prints that line "
+                    + "to stderr."},
+            footer = {"  mailboxctl security token app --append-to tokens > app.token",
+                    "  mailboxctl security token node-a --append-to tokens > node-a.token"})
     static final class Token implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
         @Parameters(paramLabel = "PRINCIPAL", description = "who the token is for (as named in the access rules)")
         String principal;
-        @Option(names = "--tokens", description = "append the hashed line to this tokens file")
+        @Option(names = "--append-to", paramLabel = "FILE", description = "append the hashed line to this tokens "
+                + "file, created if missing (default: none, print the line to stderr)")
         Path tokens;
+        /** The old name of --append-to, which the servers' --tokens (the file they read) made ambiguous. */
+        @Option(names = "--tokens", hidden = true, paramLabel = "FILE")
+        Path deprecatedTokens;
 
         @Override
         public Integer call() throws Exception {
             if (!principal.matches("[A-Za-z0-9_.@/-]{1,128}")) {
                 throw new IllegalArgumentException("a principal is 1 to 128 characters of A-Z a-z 0-9 _ . @ / -, was '"
                         + principal + "'");
+            }
+            if (deprecatedTokens != null) {
+                if (tokens != null) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "give --append-to, not both it and "
+                            + "--tokens, its old name");
+                }
+                spec.commandLine().getErr().println("mailboxctl: security token --tokens is deprecated: say --append-to");
+                tokens = deprecatedTokens;
             }
             String token = Access.newToken();
             String line = Access.tokenLine(principal, token);

@@ -13,23 +13,27 @@ import picocli.CommandLine.Option;
 final class SecurityOptions {
 
     @Option(names = "--tls-ca", defaultValue = "${env:MAILBOXCTL_TLS_CA}",
-            description = "trust servers whose certificates these CAs signed (PEM); turns TLS on ($MAILBOXCTL_TLS_CA)")
+            description = "trust servers whose certificates these CAs signed (PEM); turns TLS on (default: "
+                    + "$MAILBOXCTL_TLS_CA, else none: plaintext)")
     Path ca;
 
     @Option(names = "--tls-cert", defaultValue = "${env:MAILBOXCTL_TLS_CERT}",
-            description = "this client's certificate chain (PEM), for servers that require one ($MAILBOXCTL_TLS_CERT)")
+            description = "this client's certificate chain (PEM), for servers that require one (default: "
+                    + "$MAILBOXCTL_TLS_CERT, else none)")
     Path cert;
 
     @Option(names = "--tls-key", defaultValue = "${env:MAILBOXCTL_TLS_KEY}",
-            description = "its PKCS#8 private key (PEM) ($MAILBOXCTL_TLS_KEY)")
+            description = "its PKCS#8 private key (PEM) (default: $MAILBOXCTL_TLS_KEY, else none)")
     Path key;
 
     @Option(names = "--token", defaultValue = "${env:MAILBOXCTL_TOKEN}",
-            description = "a bearer token ($MAILBOXCTL_TOKEN); prefer --token-file: options show in process lists")
+            description = "a bearer token to present; prefer --token-file: options show in process lists "
+                    + "(default: $MAILBOXCTL_TOKEN, else none)")
     String token;
 
     @Option(names = "--token-file", defaultValue = "${env:MAILBOXCTL_TOKEN_FILE}",
-            description = "a file whose first line is the bearer token ($MAILBOXCTL_TOKEN_FILE)")
+            description = "a file whose first line is the bearer token to present (default: "
+                    + "$MAILBOXCTL_TOKEN_FILE, else none)")
     Path tokenFile;
 
     /** @return the client security these options describe (plaintext, no token when none is given) */

@@ -36,7 +36,8 @@ import picocli.CommandLine.Spec;
  * in the dead-letter mailbox; then a MainLoop runner answering a MainLoopClient.
  */
 @Command(name = "tour", mixinStandardHelpOptions = true,
-        description = "Show the message lifecycle and a MainLoop request/response exchange on in-memory mailboxes.")
+        description = "Show the message lifecycle and a MainLoop request/response exchange on in-memory mailboxes.",
+        footer = {"  mailboxctl tour", "  mailboxctl tour --visibility-ms 500 --max-receives 3"})
 final class TourCommand implements Callable<Integer> {
 
     /** The demo's message body. */

@@ -65,6 +65,15 @@ class ArchitectureTest {
     }
 
     @Test
+    @DisplayName("the settings machinery needs nothing but the JDK: both servers share it, whichever module holds it")
+    void settingsStandAlone() {
+        noClasses().that().resideInAPackage("dev.mailbox.coordination.settings..")
+                .should().dependOnClassesThat().resideOutsideOfPackages("dev.mailbox.coordination.settings..", "java..",
+                        "org.jspecify..")
+                .check(classes);
+    }
+
+    @Test
     @DisplayName("the web console needs no Ratis and no coordinator: the coordinator mounts it, not the other way")
     void consoleBelowTheServer() {
         noClasses().that().resideInAPackage("dev.mailbox.console..")

@@ -616,7 +616,7 @@ class DeploymentManifestsTest {
     }
 
     private static String token(String principal, Path tokens) {
-        CliRun run = CliRun.of("security", "token", principal, "--tokens", tokens.toString());
+        CliRun run = CliRun.of("security", "token", principal, "--append-to", tokens.toString());
         assertThat(run.exitCode()).as(run.err()).isZero();
         return run.out().trim();
     }

@@ -159,11 +159,49 @@ final class DocsGenerated {
                     String names = String.join(", ", o.names());
                     String label = o.arity().max() == 0 ? "" : " " + o.paramLabel();
                     b.append("| `").append(codeCell(names + label)).append("` | ")
-                            .append(cell(String.join(" ", o.description()))).append(" |\n");
+                            .append(cell(description(o))).append(" |\n");
                 }
             }
+            if (spec.usageMessage().footer().length > 0) {
+                b.append("\nExamples:\n\n```bash\n");
+                for (String line : spec.usageMessage().footer()) {
+                    b.append(line.startsWith("  ") ? line.substring(2) : line).append('\n');
+                }
+                b.append("```\n");
+            }
+            b.append("\nExit status: ").append(String.join(", ", ExitStatus.of(spec.qualifiedName()).keySet()))
+                    .append(" ([what each means](exit-codes.md)).\n");
         }
         return b.toString().stripTrailing();
+    }
+
+    /**
+     * @return a command's examples: the commands of its help's "Examples:" section, a line ending in a backslash
+     *         joined with the next, as a shell would read them
+     */
+    static List<String> examples(CommandSpec spec) {
+        List<String> commands = new ArrayList<>();
+        StringBuilder current = new StringBuilder();
+        for (String line : spec.usageMessage().footer()) {
+            String l = line.strip();
+            if (l.endsWith("\\")) {
+                current.append(l, 0, l.length() - 1).append(' ');
+                continue;
+            }
+            current.append(l);
+            if (!current.toString().isBlank()) {
+                commands.add(current.toString().replaceAll("\\s+", " ").strip());
+            }
+            current.setLength(0);
+        }
+        return commands;
+    }
+
+    /** @return an option's help as --help shows it, its default filled in */
+    static String description(OptionSpec o) {
+        String d = String.join(" ", o.description());
+        String value = o.defaultValueString();
+        return d.replace("${DEFAULT-VALUE}", value == null ? "null" : value).replace("%%", "%");
     }
 
     private static String synopsis(CommandSpec spec) {
@@ -188,49 +226,38 @@ final class DocsGenerated {
 
     // ---- config keys -----------------------------------------------------------------------------------------
 
-    /** Keys read from a --config file: a string literal passed with the Properties {@code p} or to getProperty. */
-    private static final Pattern KEY_READ = Pattern.compile("(?:\\bp,\\s*|getProperty\\(\\s*)\"([a-z][a-z0-9-]*)\"");
-
-    /** @return every key the cli's code reads from a --config file, by the source file that reads it */
-    static Map<String, Set<String>> keysInSource() {
-        Path sources = Docs.root().resolve("cli/src/main/java/dev/mailbox/cli");
-        Map<String, Set<String>> keys = new TreeMap<>();
-        try (Stream<Path> files = Files.list(sources)) {
-            for (Path f : files.filter(p -> p.toString().endsWith(".java")).sorted().toList()) {
-                Matcher m = KEY_READ.matcher(Files.readString(f, StandardCharsets.UTF_8));
-                while (m.find()) {
-                    keys.computeIfAbsent(m.group(1), k -> new LinkedHashSet<>()).add(f.getFileName().toString());
-                }
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+    /**
+     * @param spec a command that takes --config
+     * @return the keys its --config file may hold: what the command declares to {@link ConfigFile#load}
+     */
+    @SuppressWarnings("unchecked")
+    static Set<String> keysOf(CommandSpec spec) {
+        try {
+            Field f = spec.userObject().getClass().getDeclaredField("CONFIG_KEYS");
+            f.setAccessible(true);
+            return new java.util.TreeSet<>((Set<String>) f.get(null));
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(spec.qualifiedName() + " takes --config but declares no CONFIG_KEYS", e);
         }
-        return keys;
     }
 
     /** @return the commands that take --config, each with its keys (key to the option of the same meaning) */
     static Map<String, Map<String, OptionSpec>> configKeys(List<String> unmatched) {
         Map<String, Map<String, OptionSpec>> byCommand = new LinkedHashMap<>();
-        Set<String> keys = keysInSource().keySet();
-        Set<String> matched = new LinkedHashSet<>();
         for (Map.Entry<String, CommandSpec> e : commands().entrySet()) {
             if (e.getValue().findOption("--config") == null) {
                 continue;
             }
             Map<String, OptionSpec> forCommand = new TreeMap<>();
-            for (String key : keys) {
+            for (String key : keysOf(e.getValue())) {
                 OptionSpec o = optionForKey(e.getValue(), key);
                 if (o != null) {
                     forCommand.put(key, o);
-                    matched.add(key);
+                } else {
+                    unmatched.add(e.getKey() + ": " + key);
                 }
             }
             byCommand.put(e.getKey(), forCommand);
-        }
-        for (String key : keys) {
-            if (!matched.contains(key)) {
-                unmatched.add(key);
-            }
         }
         return byCommand;
     }
@@ -250,7 +277,13 @@ final class DocsGenerated {
 
     /** @return every key any command reads */
     static Set<String> allConfigKeys() {
-        return keysInSource().keySet();
+        Set<String> all = new java.util.TreeSet<>();
+        for (CommandSpec spec : commands().values()) {
+            if (spec.findOption("--config") != null) {
+                all.addAll(keysOf(spec));
+            }
+        }
+        return all;
     }
 
     static String configKeys() {
@@ -260,13 +293,21 @@ final class DocsGenerated {
         for (Map.Entry<String, Map<String, OptionSpec>> e : byCommand.entrySet()) {
             CommandSpec spec = commands().get(e.getKey());
             b.append("\n## ").append(e.getKey()).append(" --config FILE\n\n");
-            b.append("| key | flag | what |\n| --- | --- | --- |\n");
+            b.append("| key | flag | default | values | what |\n| --- | --- | --- | --- | --- |\n");
             for (Map.Entry<String, OptionSpec> k : e.getValue().entrySet()) {
                 OptionSpec o = k.getValue();
                 String flag = o.longestName();
                 String note = flag.equals("--" + k.getKey()) ? "" : " (comma-separated: the flag is repeatable)";
-                b.append("| `").append(k.getKey()).append("` | `").append(flag).append("`").append(note)
-                        .append(" | ").append(cell(String.join(" ", o.description()))).append(" |\n");
+                b.append("| `").append(k.getKey()).append("` | `").append(flag).append("`").append(note).append(" | ");
+                if (o.userObject() instanceof dev.mailbox.coordination.settings.Setting<?> setting) {
+                    String range = setting.range();
+                    b.append(cell(setting.defaultText(dev.mailbox.coordination.settings.Settings.Profile.PROCESS)))
+                            .append(" | ").append(range == null ? "" : cell(range)).append(" | ")
+                            .append(cell(setting.help()));
+                } else {
+                    b.append(" | | ").append(cell(description(o)));
+                }
+                b.append(" |\n");
             }
             List<String> flagsWithoutKey = new ArrayList<>();
             for (OptionSpec o : spec.options()) {
@@ -282,41 +323,46 @@ final class DocsGenerated {
                     .append(".\n");
         }
         if (!unmatched.isEmpty()) {
-            b.append("\nKeys with no flag of the same name: ").append(String.join(", ", unmatched)).append(".\n");
+            throw new IllegalStateException("keys with no flag of the same meaning: " + unmatched);
         }
         return b.toString().strip();
     }
 
     // ---- exit codes ------------------------------------------------------------------------------------------
 
-    /** A command the exit-code table runs, and what its row says. */
-    record ExitExample(String meaning, String[] args) {
+    /** A command the exit-code table runs, and the status it must end with. */
+    record ExitExample(int status, String[] args) {
     }
 
     static final List<ExitExample> EXIT_EXAMPLES = List.of(
-            new ExitExample("success", new String[] {"--version"}),
-            new ExitExample("the command ran and failed: a backend or the coordinators refused it or could not be "
-                    + "reached, or a `--wait-ms` ran out", new String[] {"cluster", "status", "-c", "127.0.0.1:1",
-                    "--timeout-ms", "300"}),
-            new ExitExample("a usage error: an unknown flag, a missing or malformed argument",
-                    new String[] {"receive"}),
-            new ExitExample("an argument out of range (the library's IllegalArgumentException)",
-                    new String[] {"receive", "memory:orders", "-n", "11"}));
+            new ExitExample(ExitStatus.OK, new String[] {"--version"}),
+            new ExitExample(ExitStatus.FAILED, new String[] {"cluster", "status", "-c", "127.0.0.1:1", "--timeout-ms",
+                    "300"}),
+            new ExitExample(ExitStatus.USAGE, new String[] {"receive"}),
+            new ExitExample(ExitStatus.USAGE, new String[] {"receive", "memory:orders", "-n", "11"}),
+            new ExitExample(ExitStatus.USAGE, new String[] {"coordinator", "start", "--snapshot-every", "0"}));
 
+    /** @return ExitStatus's meanings, each with the example commands that end with it (each run to check that) */
     static String exitCodes() {
         StringBuilder b = new StringBuilder("| status | meaning | for example |\n| --- | --- | --- |\n");
-        for (ExitExample x : EXIT_EXAMPLES) {
-            CliRun run = CliRun.of(x.args());
-            b.append("| ").append(run.exitCode()).append(" | ").append(x.meaning()).append(" | `mailboxctl ")
-                    .append(String.join(" ", x.args())).append("` |\n");
+        for (Map.Entry<String, String> m : ExitStatus.MEANINGS.entrySet()) {
+            List<String> shown = new ArrayList<>();
+            for (ExitExample x : EXIT_EXAMPLES) {
+                if (!m.getKey().equals(Integer.toString(x.status()))) {
+                    continue;
+                }
+                CliRun run = CliRun.of(x.args());
+                if (run.exitCode() != x.status()) {
+                    throw new IllegalStateException("mailboxctl " + String.join(" ", x.args()) + " ended with "
+                            + run.exitCode() + ", not " + x.status() + ": " + run.err());
+                }
+                shown.add("`mailboxctl " + String.join(" ", x.args()) + "`");
+            }
+            b.append("| ").append(m.getKey()).append(" | ").append(cell(m.getValue())).append(" | ")
+                    .append(String.join(", ", shown)).append(" |\n");
         }
-        b.append("| ").append(CoordinationCommands.EXIT_FATAL).append(" | `coordinator start` only: the coordinator "
-                + "stopped after a fatal error (out of memory, its Raft server stopped by itself); its supervisor "
-                + "should restart it | |");
-        return b.toString();
+        return b.toString().stripTrailing();
     }
-
-    // ---- the compatibility kit -------------------------------------------------------------------------------
 
     /** A backend for counting the kit's tests; discovered, never run (its name keeps surefire away from it). */
     static final class ContractProbe extends MailboxContract {
@@ -393,7 +439,8 @@ final class DocsGenerated {
                 v = m.invoke(v);
                 last = parts[k];
             }
-            return format(v, last);
+            // a byte count is named so anywhere along the way: LOG_SEGMENT_BYTES.defaultValue
+            return format(v, expression.toUpperCase(Locale.ROOT).contains("BYTES") ? "BYTES" : last);
         } catch (ReflectiveOperationException e) {
             throw new IllegalArgumentException("cannot read " + expression + ": " + e, e);
         }

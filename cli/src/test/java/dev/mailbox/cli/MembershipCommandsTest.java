@@ -77,6 +77,8 @@ class MembershipCommandsTest {
     void badClusterState() {
         CliRun bad = run("coordinator", "start", "--id", "n1", "--initial-cluster-state", "maybe");
         assertThat(bad.exitCode()).isNotZero();
-        assertThat(bad.err()).contains("--initial-cluster-state must be new, existing or replace, was 'maybe'");
+        // one form for every setting's refusal (issue 34): the flag, then the config key of the same setting
+        assertThat(bad.err()).contains("--initial-cluster-state (key initial-cluster-state) must be new, existing or "
+                + "replace, was 'maybe'");
     }
 }

@@ -29,7 +29,7 @@ class SecurityCommandTest {
         Files.writeString(tokens, ops, StandardCharsets.UTF_8); // written by hand or by a tool: no trailing newline
         Files.writeString(dir.resolve("access"), "ops admin *\napp client orders\n", StandardCharsets.UTF_8);
 
-        CliRun r = run("security", "token", "app", "--tokens", tokens.toString());
+        CliRun r = run("security", "token", "app", "--append-to", tokens.toString());
 
         assertThat(r.exitCode()).as(r.err()).isZero();
         List<String> lines = Files.readAllLines(tokens, StandardCharsets.UTF_8);
@@ -45,11 +45,28 @@ class SecurityCommandTest {
     @DisplayName("tokens appended to a new or newline-terminated file each take one line")
     void appendsToNewFile() throws Exception {
         Path tokens = dir.resolve("tokens");
-        assertThat(run("security", "token", "a", "--tokens", tokens.toString()).exitCode()).isZero();
-        assertThat(run("security", "token", "b", "--tokens", tokens.toString()).exitCode()).isZero();
+        assertThat(run("security", "token", "a", "--append-to", tokens.toString()).exitCode()).isZero();
+        assertThat(run("security", "token", "b", "--append-to", tokens.toString()).exitCode()).isZero();
         List<String> lines = Files.readAllLines(tokens, StandardCharsets.UTF_8);
         assertThat(lines).hasSize(2);
         assertThat(lines.get(0)).startsWith("a:");
         assertThat(lines.get(1)).startsWith("b:");
+    }
+
+    @Test
+    @DisplayName("--tokens, the old name of --append-to, still appends, says it is deprecated, and is hidden from help")
+    void deprecatedTokensName() throws Exception {
+        Path tokens = dir.resolve("tokens");
+        CliRun r = run("security", "token", "old", "--tokens", tokens.toString());
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.err()).contains("--tokens is deprecated").contains("--append-to");
+        assertThat(Files.readAllLines(tokens, StandardCharsets.UTF_8)).singleElement()
+                .satisfies(l -> assertThat(l).startsWith("old:"));
+
+        CliRun both = run("security", "token", "x", "--tokens", tokens.toString(), "--append-to", tokens.toString());
+        assertThat(both.exitCode()).isEqualTo(2);
+        assertThat(Files.readAllLines(tokens, StandardCharsets.UTF_8)).as("nothing appended").hasSize(1);
+
+        assertThat(run("security", "token", "--help").out()).contains("--append-to=FILE").doesNotContain("--tokens=");
     }
 }

@@ -3,6 +3,9 @@ package dev.mailbox.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.mailbox.coordination.server.SecurityKeys;
+import dev.mailbox.coordination.settings.Setting;
+import dev.mailbox.coordination.settings.Settings;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -26,45 +29,57 @@ class ServerSecurityTest {
         return p;
     }
 
+    /** A node's security as {@code node start} reads it: the config file's keys, then the flags given. */
+    private static ServerSecurity security(Properties file, String... flagValues) {
+        Settings.Builder b = Settings.builder(SecurityKeys.NODE, Settings.Profile.PROCESS);
+        for (Setting<?> s : SecurityKeys.NODE) {
+            if (file.getProperty(s.key()) != null) {
+                b.file(s, file.getProperty(s.key()));
+            }
+        }
+        for (int i = 0; i < flagValues.length; i += 2) {
+            String flag = flagValues[i];
+            b.flag(SecurityKeys.NODE.stream().filter(s -> s.flag().equals(flag)).findFirst().orElseThrow(),
+                    flagValues[i + 1]);
+        }
+        return new ServerSecurity(b.build());
+    }
+
     @Test
     @DisplayName("a config file's tls-client-auth or require-security that is not true or false is refused, not "
             + "read as false")
     void strictBooleanKeys() {
-        ServerSecurity security = new ServerSecurity();
         Properties yes = config("tls-cert", "cert.pem", "tls-key", "key.pem", "tls-ca", "ca.pem",
                 "tls-client-auth", "yes");
-        assertThatThrownBy(() -> security.tls(yes)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> security(yes).tls()).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("tls-client-auth").hasMessageContaining("'yes'");
 
         Properties trailingSpace = config("tls-cert", "cert.pem", "tls-key", "key.pem", "tls-ca", "ca.pem",
                 "tls-client-auth", "true ");
-        assertThat(security.tls(trailingSpace).requireClientCertificate())
+        assertThat(security(trailingSpace).tls().requireClientCertificate())
                 .as("'true ' (a trailing space the properties format keeps) is true").isTrue();
 
-        assertThatThrownBy(() -> security.require(config("require-security", "1")))
+        assertThatThrownBy(() -> security(config("require-security", "1")).require())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("require-security");
-        assertThat(security.require(config("require-security", "TRUE"))).isTrue();
-        assertThat(security.require(config())).isFalse();
+        assertThat(security(config("require-security", "TRUE")).require()).isTrue();
+        assertThat(security(config()).require()).isFalse();
     }
 
     @Test
     @DisplayName("--tls-client-auth without the server's TLS files is refused, not dropped for plaintext")
     void clientAuthWithoutTls() {
-        ServerSecurity flag = new ServerSecurity();
-        flag.clientAuth = true;
-        assertThatThrownBy(() -> flag.tls(new Properties())).isInstanceOf(IllegalArgumentException.class)
+        ServerSecurity flag = security(config(), "--tls-client-auth", "true");
+        assertThatThrownBy(flag::tls).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("--tls-client-auth").hasMessageContaining("--tls-cert");
 
-        ServerSecurity fromFile = new ServerSecurity();
-        assertThatThrownBy(() -> fromFile.tls(config("tls-client-auth", "true")))
+        ServerSecurity fromFile = security(config("tls-client-auth", "true"));
+        assertThatThrownBy(fromFile::tls)
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--tls-client-auth");
-        assertThat(fromFile.tls(config("tls-client-auth", "false"))).as("off is plaintext, as before").isNull();
+        assertThat(security(config("tls-client-auth", "false")).tls()).as("off is plaintext, as before").isNull();
 
-        ServerSecurity noCa = new ServerSecurity();
-        noCa.cert = Path.of("cert.pem");
-        noCa.key = Path.of("key.pem");
-        noCa.clientAuth = true;
-        assertThatThrownBy(() -> noCa.tls(new Properties())).as("a usage error naming the flag, exit status 2")
+        ServerSecurity noCa = security(config(), "--tls-cert", "cert.pem", "--tls-key", "key.pem",
+                "--tls-client-auth", "true");
+        assertThatThrownBy(noCa::tls).as("a usage error naming the flag, exit status 2")
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--tls-ca");
     }
 

@@ -21,6 +21,8 @@ import dev.mailbox.coordination.server.internal.RaftGateway;
 import dev.mailbox.coordination.server.internal.RouteHub;
 import dev.mailbox.coordination.server.internal.Serving;
 import dev.mailbox.coordination.server.internal.StateDigest;
+import dev.mailbox.coordination.settings.Setting;
+import dev.mailbox.coordination.settings.Settings;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -102,17 +104,6 @@ public final class CoordinatorNode implements AutoCloseable {
     /** How much a data dir must take before a node whose log failed tries its Raft server again. */
     private static final int SPACE_PROBE_BYTES = LOG_PREALLOCATION_BYTES + (1 << 20);
     private static final long PROBE_MILLIS = 1_000;
-    /**
-     * The default size of a Raft log file: 8 MiB (Ratis's own default is 32 MiB). The open file's entries stay in
-     * memory until it closes, so this is part of a node's memory bound (docs/operations-hardening.md, "Memory").
-     */
-    static final long DEFAULT_LOG_SEGMENT_BYTES = 8L << 20;
-    /** The smallest log file size a node accepts. */
-    static final long MIN_LOG_SEGMENT_BYTES = 4L << 10;
-    /** The default shortest election timeout. */
-    static final Duration DEFAULT_ELECTION_TIMEOUT_MIN = Duration.ofMillis(300);
-    /** The default longest election timeout. */
-    static final Duration DEFAULT_ELECTION_TIMEOUT_MAX = Duration.ofMillis(600);
 
     private final String id;
     private final Duration electionTimeoutMax;
@@ -144,21 +135,21 @@ public final class CoordinatorNode implements AutoCloseable {
     }
 
     private CoordinatorNode(Builder b, Path dataDir) throws IOException {
-        Security.check("coordinator " + b.id, b.tls != null, b.access != null, b.requireSecurity,
-                b.controlPlane, b.raftBind());
+        Security.check("coordinator " + b.id, b.tls != null, b.access != null, b.get(SecurityKeys.REQUIRE_SECURITY),
+                b.get(CoordinatorKeys.CONTROL_PLANE), b.raftBind());
         this.id = b.id;
-        this.electionTimeoutMax = b.electionTimeoutMax;
+        this.electionTimeoutMax = b.get(CoordinatorKeys.ELECTION_TIMEOUT_MAX);
         this.dataDir = dataDir;
         this.onFatal = b.onFatal;
-        this.group = RaftGateway.group(b.cluster, b.peers);
+        this.group = RaftGateway.group(b.get(CoordinatorKeys.CLUSTER), b.peers);
         this.meters = new Meters(b.registry, Tag.of("coordinator", b.id));
         this.events = new NodeEvents();
-        this.snapshotEvery = b.snapshotEvery;
+        this.snapshotEvery = b.get(CoordinatorKeys.SNAPSHOT_EVERY);
         this.properties = properties(b, dataDir);
         this.parameters = RaftGateway.parameters(b.tls);
         this.leadershipCheck = new dev.mailbox.coordination.server.internal.LeadershipCheck(
                 () -> raft == null ? null : raft.server(), group, parameters,
-                Math.max(b.electionTimeoutMax.toMillis(), 1_000));
+                Math.max(b.get(CoordinatorKeys.ELECTION_TIMEOUT_MAX).toMillis(), 1_000));
         // the whole replicated state is in there: the owner's alone (issue 30, finding 7)
         PrivateFiles.directory(dataDir);
         removeStaleExports(dataDir.resolve(EXPORTS_DIR));
@@ -170,7 +161,7 @@ public final class CoordinatorNode implements AutoCloseable {
         PrivateFiles.tighten(raftDir()); // what Ratis created with the process's umask
         this.gateway = new RaftGateway(raft.server(), group, parameters);
         logTransition(); // the role it starts in, before an election could make it leader (the sweeper goes on)
-        NettyServerBuilder cp = NettyServerBuilder.forAddress(b.controlPlane)
+        NettyServerBuilder cp = NettyServerBuilder.forAddress(b.get(CoordinatorKeys.CONTROL_PLANE))
                 // the largest request is one chunk of a backup being imported (backups travel in chunks)
                 .maxInboundMessageSize(MAX_REQUEST_BYTES);
         if (b.tls != null) {
@@ -186,7 +177,7 @@ public final class CoordinatorNode implements AutoCloseable {
         chain.add(meters.callTimer("mailbox.controlplane.requests"));
         chain.addAll(b.interceptors); // the builder's run first: a trace's span covers the node's own checks too
         this.controlPlane = cp.addService(ServerInterceptors.intercept(new ControlPlaneService(new ServiceView(),
-                gateway, b.maxWatchBacklog, readDefaults(b.reads)), chain)).build();
+                gateway, b.maxWatchBacklog, readDefaults(b.get(CoordinatorKeys.READ_CONSISTENCY))), chain)).build();
         try {
             controlPlane.start();
         } catch (IOException e) {
@@ -202,7 +193,7 @@ public final class CoordinatorNode implements AutoCloseable {
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
         // a follower stands as soon as its leader was silent for its timeout (Ratis's timer alone: up to twice that)
         this.electionWatch = new dev.mailbox.coordination.server.internal.ElectionWatch(id,
-                b.electionTimeoutMin.toMillis(), b.electionTimeoutMax.toMillis());
+                b.get(CoordinatorKeys.ELECTION_TIMEOUT_MIN).toMillis(), b.get(CoordinatorKeys.ELECTION_TIMEOUT_MAX).toMillis());
         electionWatch.start(new dev.mailbox.coordination.server.internal.ElectionWatch.Follower() {
             @Override
             public org.apache.ratis.server.impl.MailboxFollowerProbe.Silence silence() {
@@ -228,21 +219,21 @@ public final class CoordinatorNode implements AutoCloseable {
         InetSocketAddress self = b.raftBind();
         GrpcConfigKeys.Server.setHost(p, self.getHostString());
         GrpcConfigKeys.Server.setPort(p, self.getPort());
-        RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(b.electionTimeoutMin));
-        RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(b.electionTimeoutMax));
-        RaftServerConfigKeys.Rpc.setRequestTimeout(p, millis(b.raftRequestTimeout()));
-        RaftServerConfigKeys.LeaderElection.setPreVote(p, b.preVote);
+        RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(b.get(CoordinatorKeys.ELECTION_TIMEOUT_MIN)));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(b.get(CoordinatorKeys.ELECTION_TIMEOUT_MAX)));
+        RaftServerConfigKeys.Rpc.setRequestTimeout(p, millis(b.get(CoordinatorKeys.RAFT_REQUEST_TIMEOUT)));
+        RaftServerConfigKeys.LeaderElection.setPreVote(p, b.get(CoordinatorKeys.PRE_VOTE));
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
-        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, b.snapshotEvery);
-        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, b.snapshotRetention);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, b.get(CoordinatorKeys.SNAPSHOT_EVERY));
+        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, b.get(CoordinatorKeys.SNAPSHOT_RETENTION));
         // the log before a snapshot is dropped, so a restart really starts from the snapshot
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
         RaftServerConfigKeys.Log.setPreallocatedSize(p,
-                org.apache.ratis.util.SizeInBytes.valueOf(Math.min(LOG_PREALLOCATION_BYTES, b.logSegmentBytes)));
+                org.apache.ratis.util.SizeInBytes.valueOf(Math.min(LOG_PREALLOCATION_BYTES, b.get(CoordinatorKeys.LOG_SEGMENT_BYTES))));
         // a snapshot deletes the closed segments before it, and only once it is this many entries past the last
         // deletion (Ratis's default, 1,024, would keep the whole log of a cluster that snapshots more often)
-        RaftServerConfigKeys.Log.setSegmentSizeMax(p, org.apache.ratis.util.SizeInBytes.valueOf(b.logSegmentBytes));
-        RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(1_024, b.snapshotEvery));
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, org.apache.ratis.util.SizeInBytes.valueOf(b.get(CoordinatorKeys.LOG_SEGMENT_BYTES)));
+        RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.min(1_024, b.get(CoordinatorKeys.SNAPSHOT_EVERY)));
         // memory, bounded by design rather than by the heap (docs/operations-hardening.md, "Memory"): the largest
         // entry is a chunk of an imported backup (1 MiB); Ratis wants its write buffer (a direct buffer per node)
         // and each batch it sends a follower to hold the largest entry
@@ -266,14 +257,15 @@ public final class CoordinatorNode implements AutoCloseable {
         // ...and the leader answers them from its own state while its lease (a fraction of the shortest
         // election timeout since a quorum last acknowledged it) holds: renewals without a round trip
         RaftServerConfigKeys.Read.setLeaderLeaseEnabled(p, true);
-        RaftServerConfigKeys.Read.setLeaderLeaseTimeoutRatio(p, b.leaderLeaseRatio);
+        RaftServerConfigKeys.Read.setLeaderLeaseTimeoutRatio(p, b.get(CoordinatorKeys.LEADER_LEASE_RATIO));
         return p;
     }
 
     private static Map<String, dev.mailbox.coordination.proto.Consistency> readDefaults(
-            Map<ReadOperation, dev.mailbox.coordination.ReadConsistency> reads) {
+            List<Map.Entry<ReadOperation, dev.mailbox.coordination.ReadConsistency>> reads) {
         Map<String, dev.mailbox.coordination.proto.Consistency> out = new LinkedHashMap<>();
-        reads.forEach((op, c) -> out.put(op.key(), dev.mailbox.coordination.internal.Protos.toProto(c)));
+        // in the order given: a later choice for the same read wins
+        reads.forEach(e -> out.put(e.getKey().key(), dev.mailbox.coordination.internal.Protos.toProto(e.getValue())));
         return out;
     }
 
@@ -335,9 +327,9 @@ public final class CoordinatorNode implements AutoCloseable {
     private RaftGroup emptyStart(Builder b, Path dataDir) throws IOException {
         java.util.Optional<Membership.View> view = Membership.probe(group.getGroupId(), b.peers, b.id,
                 RaftGateway.parameters(b.tls));
-        if (b.clusterState == ClusterState.NEW) {
+        if (b.get(CoordinatorKeys.INITIAL_CLUSTER_STATE) == ClusterState.NEW) {
             if (view.isPresent() && !view.get().members().contains(b.id) && !view.get().members().isEmpty()) {
-                throw new IOException("cluster '" + b.cluster + "' already exists without this node ("
+                throw new IOException("cluster '" + b.get(CoordinatorKeys.CLUSTER) + "' already exists without this node ("
                         + view.get().from() + " reports members " + view.get().members() + "): to join it, start "
                         + "with the existing cluster state and add this node (mailboxctl cluster add-member "
                         + b.id + "=" + address(b.peers.get(b.id)) + ")");
@@ -346,7 +338,7 @@ public final class CoordinatorNode implements AutoCloseable {
                 // a member that never ran has reported nothing (peers started a moment earlier, as when a new
                 // cluster's members start one after another); one the cluster has heard from has lost its data
                 throw new IOException("coordinator " + b.id + " has an empty data dir " + dataDir + " and is told to "
-                        + "start a new cluster, but " + view.get().from() + " reports that cluster '" + b.cluster
+                        + "start a new cluster, but " + view.get().from() + " reports that cluster '" + b.get(CoordinatorKeys.CLUSTER)
                         + "' exists with this node as a member that has taken part (it acknowledged entries up to "
                         + view.get().selfCommitted() + "; commit index " + view.get().committed() + "): its data was "
                         + "lost, and it must not vote as if it had none. If that is so, start it with the initial "
@@ -361,28 +353,28 @@ public final class CoordinatorNode implements AutoCloseable {
                         + "exists with this node as a member (commit index {}) that none of the members that answered "
                         + "has heard from: a member starting for the first time. If this node had been running, its "
                         + "data was lost: stop it now and start it with the initial cluster state replace", b.id,
-                        dataDir, view.get().from(), b.cluster, view.get().committed());
+                        dataDir, view.get().from(), b.get(CoordinatorKeys.CLUSTER), view.get().committed());
             }
             return group;
         }
-        if (b.clusterState == ClusterState.REPLACE) {
+        if (b.get(CoordinatorKeys.INITIAL_CLUSTER_STATE) == ClusterState.REPLACE) {
             return replaceStart(b, dataDir, view);
         }
         if (view.isEmpty()) {
             throw new IOException("coordinator " + b.id + " has an empty data dir " + dataDir + " and is told cluster '"
-                    + b.cluster + "' exists, but no other member answers at " + b.peers + ": start a majority of "
+                    + b.get(CoordinatorKeys.CLUSTER) + "' exists, but no other member answers at " + b.peers + ": start a majority of "
                     + "the others first");
         }
         if (view.get().members().contains(b.id)) {
             throw new IOException("coordinator " + b.id + " has an empty data dir " + dataDir + ", but " + view.get().from()
-                    + " reports that cluster '" + b.cluster + "' still counts it as a member (members "
+                    + " reports that cluster '" + b.get(CoordinatorKeys.CLUSTER) + "' still counts it as a member (members "
                     + view.get().members() + ", commit index " + view.get().committed() + "): its data was lost, "
                     + "and it must not vote as if it had none. Remove it (mailboxctl cluster remove-member " + b.id
                     + "), start it again like this, and add it back (mailboxctl cluster add-member " + b.id + "="
                     + address(b.peers.get(b.id)) + "); the leader then copies it the state");
         }
         LOG.info("coordinator {} starts empty and waits to be added to cluster '{}' (members {}): mailboxctl cluster "
-                + "add-member {}={}", b.id, b.cluster, view.get().members(), b.id, address(b.peers.get(b.id)));
+                + "add-member {}={}", b.id, b.get(CoordinatorKeys.CLUSTER), view.get().members(), b.id, address(b.peers.get(b.id)));
         return RaftGroup.valueOf(group.getGroupId()); // no peers: it takes its configuration from the leader
     }
 
@@ -395,22 +387,22 @@ public final class CoordinatorNode implements AutoCloseable {
     private RaftGroup replaceStart(Builder b, Path dataDir, java.util.Optional<Membership.View> view) throws IOException {
         if (view.isEmpty()) {
             throw new IOException("coordinator " + b.id + " has an empty data dir " + dataDir + " and is told to "
-                    + "replace a lost member of cluster '" + b.cluster + "', but no other member answers at " + b.peers
+                    + "replace a lost member of cluster '" + b.get(CoordinatorKeys.CLUSTER) + "', but no other member answers at " + b.peers
                     + ": start a majority of the others first");
         }
         if (view.get().members().contains(b.id)) {
             LOG.warn("coordinator {} replaces its lost data (empty data dir {}): cluster '{}' still counts it as a member "
                     + "({} reports members {}); it has the cluster remove it first, then starts empty and has itself "
-                    + "added back", b.id, dataDir, b.cluster, view.get().from(), view.get().members());
+                    + "added back", b.id, dataDir, b.get(CoordinatorKeys.CLUSTER), view.get().from(), view.get().members());
             try {
                 Membership.remove(group.getGroupId(), view.get(), b.id, RaftGateway.parameters(b.tls));
             } catch (IOException e) {
-                throw new IOException("coordinator " + b.id + " could not have cluster '" + b.cluster + "' remove it "
+                throw new IOException("coordinator " + b.id + " could not have cluster '" + b.get(CoordinatorKeys.CLUSTER) + "' remove it "
                         + "before replacing its lost data (" + e.getMessage() + "): a majority of the other members "
                         + "must be up and one of them leading. Nothing changed; start it again once they are", e);
             }
             LOG.info("coordinator {} was removed from cluster '{}'; it starts empty and asks to be added back", b.id,
-                    b.cluster);
+                    b.get(CoordinatorKeys.CLUSTER));
         }
         rejoin = true;
         return RaftGroup.valueOf(group.getGroupId()); // no peers: it takes its configuration from the leader
@@ -1151,26 +1143,6 @@ public final class CoordinatorNode implements AutoCloseable {
         return "CoordinatorNode[" + id + ", " + role() + ", applied " + appliedIndex() + "]";
     }
 
-    /** The election timeout rule, shared with {@link TestingCluster.Builder}. */
-    static Duration requireElectionTimeout(Duration timeout) {
-        if (timeout.toMillis() < MIN_ELECTION_TIMEOUT_MILLIS) {
-            throw new IllegalArgumentException("electionTimeout must be at least " + MIN_ELECTION_TIMEOUT_MILLIS
-                    + " ms, was " + timeout.toMillis() + " ms");
-        }
-        return timeout;
-    }
-
-    /** The shortest election timeout a node accepts: below it, heartbeats (every half of it) flood the peers. */
-    static final long MIN_ELECTION_TIMEOUT_MILLIS = 50;
-
-    /** The snapshot interval rule, shared with {@link TestingCluster.Builder}. */
-    static long requireSnapshotEvery(long entries) {
-        if (entries < 1) {
-            throw new IllegalArgumentException("snapshotEvery must be 1 or more, was " + entries);
-        }
-        return entries;
-    }
-
     /**
      * How a node with an empty data dir starts (a node whose data dir holds the cluster's state always
      * recovers it, whatever this says), after etcd's {@code initial-cluster-state}.
@@ -1194,38 +1166,70 @@ public final class CoordinatorNode implements AutoCloseable {
         REPLACE
     }
 
-    /** Builds and starts a {@link CoordinatorNode}. */
+    /**
+     * Builds and starts a {@link CoordinatorNode}. The settings that {@code mailboxctl coordinator start} also
+     * reads (timeouts, snapshots, the control plane's address and more) start at their {@link CoordinatorKeys}
+     * defaults and are checked by the same rules; see there, or docs/reference/config-keys.md, for each default.
+     */
     public static final class Builder {
+        /** The settings this builder holds in its {@link Settings}. */
+        private static final List<Setting<?>> SETTINGS = settingsList();
+
         private final String id;
-        private String cluster = "default";
         private final Map<String, InetSocketAddress> peers = new LinkedHashMap<>();
-        private @Nullable InetSocketAddress raftListen;
-        private @Nullable Path dataDir;
-        private Duration electionTimeoutMin = DEFAULT_ELECTION_TIMEOUT_MIN;
-        private Duration electionTimeoutMax = DEFAULT_ELECTION_TIMEOUT_MAX;
-        private @Nullable Duration raftRequestTimeout; // default: 3 s, or the longest election timeout if longer
-        private boolean preVote = true;
-        private double leaderLeaseRatio = 0.9;
-        private long snapshotEvery = 10_000;
-        private int snapshotRetention = 2;
-        private long logSegmentBytes = DEFAULT_LOG_SEGMENT_BYTES;
-        private final java.util.EnumMap<ReadOperation, dev.mailbox.coordination.ReadConsistency> reads =
-                new java.util.EnumMap<>(ReadOperation.class);
+        private final Settings.Builder settings = Settings.builder(SETTINGS, Settings.Profile.LIBRARY);
+        private @Nullable Settings values; // the settings as start() found them
         private int maxWatchBacklog = 1_000;
-        private InetSocketAddress controlPlane = new InetSocketAddress("127.0.0.1", 0);
         private MeterRegistry registry = Metrics.globalRegistry;
-        private ClusterState clusterState = ClusterState.NEW;
         private Consumer<Throwable> onFatal = e -> { };
         private dev.mailbox.coordination.@Nullable TlsFiles tls;
         private @Nullable Access access;
-        private boolean requireSecurity;
-        private boolean warmUp;
         private final List<io.grpc.ServerInterceptor> interceptors = new ArrayList<>();
 
         private Builder(String id) {
             Objects.requireNonNull(id, "nodeId");
             CoordinationLimits.require(CoordinationLimits.nodeIdProblem(id));
             this.id = id;
+            settings.set(CoordinatorKeys.ID, id);
+        }
+
+        private static List<Setting<?>> settingsList() {
+            List<Setting<?>> all = new ArrayList<>(CoordinatorKeys.ALL);
+            all.add(SecurityKeys.REQUIRE_SECURITY);
+            return List.copyOf(all);
+        }
+
+        /** @return a setting's value as {@link #start} found it */
+        private <T> T get(Setting<T> setting) {
+            return Objects.requireNonNull(Objects.requireNonNull(values, "not started").get(setting), setting.name());
+        }
+
+        /**
+         * Takes the settings a command line or a config file gave ({@code mailboxctl coordinator start} does), and
+         * their profile's defaults for the rest: the settings of {@link CoordinatorKeys} and
+         * {@link SecurityKeys#REQUIRE_SECURITY} that {@code given} holds, except the id, the Raft address and the
+         * peers, which this builder takes as arguments ({@link CoordinatorNode#builder}, {@link #peers}).
+         *
+         * @param given settings, checked (see {@link Settings.Builder#build})
+         * @return this builder
+         * @throws IllegalArgumentException if one of them does not go with what this builder was given before
+         */
+        public Builder settings(Settings given) {
+            settings.profile(given.profile());
+            for (Setting<?> s : SETTINGS) {
+                if (s != CoordinatorKeys.ID && s != CoordinatorKeys.RAFT && s != CoordinatorKeys.PEERS
+                        && given.settings().contains(s) && given.isSet(s)) {
+                    copy(s, given);
+                }
+            }
+            return this;
+        }
+
+        private <T> void copy(Setting<T> s, Settings from) {
+            T value = from.get(s);
+            if (value != null) {
+                settings.set(s, value);
+            }
         }
 
         /**
@@ -1265,11 +1269,12 @@ public final class CoordinatorNode implements AutoCloseable {
 
         /**
          * @param require refuse to start without TLS and access rules when the control plane or Raft listens
-         *                on an address other than loopback (default false: start, with a loud warning)
+         *                on an address other than loopback (default {@link SecurityKeys#REQUIRE_SECURITY}: off,
+         *                start with a loud warning)
          * @return this builder
          */
         public Builder requireSecurity(boolean require) {
-            this.requireSecurity = require;
+            settings.set(SecurityKeys.REQUIRE_SECURITY, require);
             return this;
         }
 
@@ -1288,22 +1293,23 @@ public final class CoordinatorNode implements AutoCloseable {
         }
 
         /**
-         * @param state how to start when the data dir is empty (default {@link ClusterState#NEW}; say
-         *              {@link ClusterState#EXISTING} for every start after the cluster's first, and
-         *              {@link ClusterState#REPLACE} to bring back a member whose data was lost)
+         * @param state how to start when the data dir is empty (default {@link CoordinatorKeys#INITIAL_CLUSTER_STATE}:
+         *              {@link ClusterState#NEW}; say {@link ClusterState#EXISTING} for every start after the
+         *              cluster's first, and {@link ClusterState#REPLACE} to bring back a member whose data was lost)
          * @return this builder
          */
         public Builder clusterState(ClusterState state) {
-            this.clusterState = Objects.requireNonNull(state, "state");
+            settings.set(CoordinatorKeys.INITIAL_CLUSTER_STATE, state);
             return this;
         }
 
         /**
-         * @param cluster the cluster's name (all nodes of a cluster use the same; default "default")
+         * @param cluster the cluster's name (all nodes of a cluster use the same; default
+         *                {@link CoordinatorKeys#CLUSTER}); a data dir holds its cluster's state under it
          * @return this builder
          */
         public Builder cluster(String cluster) {
-            this.cluster = Objects.requireNonNull(cluster, "cluster");
+            settings.set(CoordinatorKeys.CLUSTER, cluster);
             return this;
         }
 
@@ -1336,21 +1342,22 @@ public final class CoordinatorNode implements AutoCloseable {
          * @return this builder
          */
         public Builder raftListen(InetSocketAddress address) {
-            this.raftListen = Objects.requireNonNull(address, "address");
+            settings.set(CoordinatorKeys.RAFT_LISTEN, address);
             return this;
         }
 
         /** @return where the Raft server binds: {@link #raftListen}, else this node's peer address */
         InetSocketAddress raftBind() {
-            return raftListen != null ? raftListen : peers.get(id);
+            InetSocketAddress listen = settings.get(CoordinatorKeys.RAFT_LISTEN);
+            return listen != null ? listen : Objects.requireNonNull(peers.get(id), "this node's peer address");
         }
 
         /**
-         * @param dataDir where the log and snapshots live
+         * @param dataDir where the log and snapshots live (required)
          * @return this builder
          */
         public Builder dataDir(Path dataDir) {
-            this.dataDir = Objects.requireNonNull(dataDir, "dataDir");
+            settings.set(CoordinatorKeys.DATA_DIR, dataDir);
             return this;
         }
 
@@ -1362,8 +1369,9 @@ public final class CoordinatorNode implements AutoCloseable {
          * @see #electionTimeout(Duration, Duration)
          */
         public Builder electionTimeout(Duration timeout) {
-            Duration min = requireElectionTimeout(Objects.requireNonNull(timeout, "timeout"));
-            return electionTimeout(min, min.multipliedBy(2));
+            settings.set(CoordinatorKeys.ELECTION_TIMEOUT_MIN, Objects.requireNonNull(timeout, "timeout"));
+            settings.unset(CoordinatorKeys.ELECTION_TIMEOUT_MAX); // its default: twice the shortest
+            return this;
         }
 
         /**
@@ -1376,8 +1384,9 @@ public final class CoordinatorNode implements AutoCloseable {
          * elects the next. The leader sends heartbeats every half of {@code min}, and its leader lease (see
          * {@link #leaderLeaseRatio}) lasts a fraction of {@code min}. Too short for the machine and its
          * pauses (GC, a busy CPU, a slow disk) and followers elect a new leader while the old one is
-         * merely slow; default 300–600 ms (150–300 ms fails over about twice as fast, and on a loaded 2-core
-         * machine it also elected leaders spuriously: see benchmarks/HISTORY.md, "Coordinator failover").
+         * merely slow; default {@link CoordinatorKeys#ELECTION_TIMEOUT_MIN} and
+         * {@link CoordinatorKeys#ELECTION_TIMEOUT_MAX} (halving them fails over about twice as fast, and on a
+         * loaded 2-core machine it also elected leaders spuriously: see benchmarks/HISTORY.md, "Coordinator failover").
          *
          * @param min the shortest election timeout, 50 ms or more
          * @param max the longest, more than {@code min}
@@ -1385,49 +1394,35 @@ public final class CoordinatorNode implements AutoCloseable {
          * @throws IllegalArgumentException if {@code min} is under 50 ms or {@code max} is not above it
          */
         public Builder electionTimeout(Duration min, Duration max) {
-            requireElectionTimeout(Objects.requireNonNull(min, "min"));
             Objects.requireNonNull(max, "max");
-            if (max.compareTo(min) <= 0) {
-                throw new IllegalArgumentException("the longest election timeout must be more than the shortest ("
-                        + min.toMillis() + " ms), was " + max.toMillis() + " ms");
-            }
-            this.electionTimeoutMin = min;
-            this.electionTimeoutMax = max;
+            settings.set(CoordinatorKeys.ELECTION_TIMEOUT_MIN, Objects.requireNonNull(min, "min"));
+            settings.set(CoordinatorKeys.ELECTION_TIMEOUT_MAX, max); // checked against the shortest just set
             return this;
-        }
-
-        /** @return the Raft request timeout set, or its default for the election timeouts set */
-        private Duration raftRequestTimeout() {
-            Duration set = raftRequestTimeout;
-            if (set != null) {
-                return set;
-            }
-            return electionTimeoutMax.compareTo(Duration.ofSeconds(3)) > 0 ? electionTimeoutMax : Duration.ofSeconds(3);
         }
 
         /**
          * @param timeout how long a Raft request between coordinators (an append, a vote, a snapshot
          *                chunk) may take before it is given up and sent again, at least the longest election
-         *                timeout (default 3 s, or the longest election timeout if that is longer)
+         *                timeout (default {@link CoordinatorKeys#RAFT_REQUEST_TIMEOUT}: 3 s, or the longest
+         *                election timeout if that is longer); checked against the election timeouts at
+         *                {@link #start}
          * @return this builder
-         * @throws IllegalArgumentException if it is shorter than the longest election timeout
+         * @throws IllegalArgumentException if it is not positive
          */
         public Builder raftRequestTimeout(Duration timeout) {
-            if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("raftRequestTimeout must be positive, was " + timeout.toMillis() + " ms");
-            }
-            this.raftRequestTimeout = timeout;
+            settings.set(CoordinatorKeys.RAFT_REQUEST_TIMEOUT, Objects.requireNonNull(timeout, "timeout"));
             return this;
         }
 
         /**
          * @param enabled whether a follower first asks the others whether they would vote for it before it
-         *                starts a real election (default true). Pre-vote keeps a node that was cut off, or
-         *                merely slow, from raising the term and deposing a healthy leader when it comes back.
+         *                starts a real election (default {@link CoordinatorKeys#PRE_VOTE}: on). Pre-vote keeps a
+         *                node that was cut off, or merely slow, from raising the term and deposing a healthy
+         *                leader when it comes back.
          * @return this builder
          */
         public Builder preVote(boolean enabled) {
-            this.preVote = enabled;
+            settings.set(CoordinatorKeys.PRE_VOTE, enabled);
             return this;
         }
 
@@ -1437,24 +1432,21 @@ public final class CoordinatorNode implements AutoCloseable {
          * {@link dev.mailbox.coordination.ReadConsistency#LEADER_LEASE} reads and renewals from its own state
          * without a round trip. Lower it where clocks may run at different rates.
          *
-         * @param ratio more than 0 and at most 1 (default 0.9)
+         * @param ratio more than 0 and at most 1 (default {@link CoordinatorKeys#LEADER_LEASE_RATIO})
          * @return this builder
          * @throws IllegalArgumentException if it is out of range
          */
         public Builder leaderLeaseRatio(double ratio) {
-            if (!(ratio > 0 && ratio <= 1)) {
-                throw new IllegalArgumentException("leaderLeaseRatio must be more than 0 and at most 1, was " + ratio);
-            }
-            this.leaderLeaseRatio = ratio;
+            settings.set(CoordinatorKeys.LEADER_LEASE_RATIO, ratio);
             return this;
         }
 
         /**
-         * @param entries take a snapshot after this many log entries (default 10,000)
+         * @param entries take a snapshot after this many log entries (default {@link CoordinatorKeys#SNAPSHOT_EVERY})
          * @return this builder
          */
         public Builder snapshotEvery(long entries) {
-            this.snapshotEvery = requireSnapshotEvery(entries);
+            settings.set(CoordinatorKeys.SNAPSHOT_EVERY, entries);
             return this;
         }
 
@@ -1463,32 +1455,25 @@ public final class CoordinatorNode implements AutoCloseable {
          * deleted a whole file at a time, so smaller files free disk sooner after each snapshot, and a
          * member that was away longer than the log kept catches up by installing the leader's snapshot.
          *
-         * @param bytes at least 4 KiB (default 8 MiB; the open file's entries are kept in memory until it closes);
-         *              an entry larger than this gets
-         *              a file of its own
+         * @param bytes at least 4 KiB (default {@link CoordinatorKeys#LOG_SEGMENT_BYTES}; the open file's entries
+         *              are kept in memory until it closes); an entry larger than this gets a file of its own
          * @return this builder
          * @throws IllegalArgumentException if it is under 4 KiB
          */
         public Builder logSegmentSize(long bytes) {
-            if (bytes < MIN_LOG_SEGMENT_BYTES) {
-                throw new IllegalArgumentException("logSegmentSize must be at least " + MIN_LOG_SEGMENT_BYTES
-                        + " bytes, was " + bytes);
-            }
-            this.logSegmentBytes = bytes;
+            settings.set(CoordinatorKeys.LOG_SEGMENT_BYTES, bytes);
             return this;
         }
 
         /**
-         * @param snapshots how many snapshots to keep on disk, the newest ones (default 2; older ones and
-         *                  the log before the oldest kept are deleted)
+         * @param snapshots how many snapshots to keep on disk, the newest ones (default
+         *                  {@link CoordinatorKeys#SNAPSHOT_RETENTION}; older ones and the log before the oldest kept
+         *                  are deleted)
          * @return this builder
          * @throws IllegalArgumentException if it is under 1
          */
         public Builder snapshotRetention(int snapshots) {
-            if (snapshots < 1) {
-                throw new IllegalArgumentException("snapshotRetention must be 1 or more, was " + snapshots);
-            }
-            this.snapshotRetention = snapshots;
+            settings.set(CoordinatorKeys.SNAPSHOT_RETENTION, snapshots);
             return this;
         }
 
@@ -1501,8 +1486,11 @@ public final class CoordinatorNode implements AutoCloseable {
          * @return this builder
          */
         public Builder readConsistency(ReadOperation operation, dev.mailbox.coordination.ReadConsistency consistency) {
-            reads.put(Objects.requireNonNull(operation, "operation"), Objects.requireNonNull(consistency,
-                    "consistency"));
+            List<Map.Entry<ReadOperation, dev.mailbox.coordination.ReadConsistency>> reads = new ArrayList<>(
+                    settings.get(CoordinatorKeys.READ_CONSISTENCY));
+            reads.add(Map.entry(Objects.requireNonNull(operation, "operation"),
+                    Objects.requireNonNull(consistency, "consistency")));
+            settings.set(CoordinatorKeys.READ_CONSISTENCY, List.copyOf(reads));
             return this;
         }
 
@@ -1524,11 +1512,12 @@ public final class CoordinatorNode implements AutoCloseable {
         }
 
         /**
-         * @param address where the grpc-java control plane listens (default 127.0.0.1 on a free port)
+         * @param address where the grpc-java control plane listens (default {@link CoordinatorKeys#CONTROL_PLANE}:
+         *                127.0.0.1 on a free port)
          * @return this builder
          */
         public Builder controlPlane(InetSocketAddress address) {
-            this.controlPlane = Objects.requireNonNull(address, "address");
+            settings.set(CoordinatorKeys.CONTROL_PLANE, address);
             return this;
         }
 
@@ -1552,14 +1541,14 @@ public final class CoordinatorNode implements AutoCloseable {
          * has never led spends 100–250 ms of its first term loading that code (measured on 2 cores: ~350
          * classes and as many lambda call sites), which is a large share of a failover to a node that was
          * restarted since it last led. It adds 2–4 s to the start; a warm-up that fails is logged
-         * and the node starts anyway. Default off (tests and embedded single-node use start many nodes);
-         * {@code mailboxctl coordinator start} turns it on.
+         * and the node starts anyway. Default {@link CoordinatorKeys#WARM_UP}: off here (tests and embedded
+         * single-node use start many nodes), on in {@code mailboxctl coordinator start}.
          *
          * @param enabled whether to warm up before starting
          * @return this builder
          */
         public Builder warmUp(boolean enabled) {
-            this.warmUp = enabled;
+            settings.set(CoordinatorKeys.WARM_UP, enabled);
             return this;
         }
 
@@ -1567,30 +1556,43 @@ public final class CoordinatorNode implements AutoCloseable {
          * Starts the node.
          *
          * @return the running node
-         * @throws IllegalStateException if the peer list does not name this node, or there is no data dir
-         * @throws UncheckedIOException  if the server cannot start
+         * @throws IllegalStateException    if the peer list does not name this node, or there is no data dir
+         * @throws IllegalArgumentException if the settings do not go together (a Raft request timeout shorter than
+         *                                  the longest election timeout)
+         * @throws UncheckedIOException     if the server cannot start
          */
         public CoordinatorNode start() {
             if (!peers.containsKey(id)) {
                 throw new IllegalStateException("the peer list " + peers.keySet() + " does not include this node '"
                         + id + "'");
             }
-            Path dir = dataDir;
+            Path dir = settings.get(CoordinatorKeys.DATA_DIR);
             if (dir == null) {
                 throw new IllegalStateException("dataDir(...) is required");
             }
-            if (raftRequestTimeout != null && raftRequestTimeout.compareTo(electionTimeoutMax) < 0) {
-                throw new IllegalArgumentException("raftRequestTimeout (" + raftRequestTimeout.toMillis() + " ms) must "
-                        + "be at least the longest election timeout (" + electionTimeoutMax.toMillis() + " ms)");
-            }
-            if (warmUp) {
-                WarmUp.run(id, List.of(raftBind(), controlPlane));
+            this.values = settings.build();
+            if (get(CoordinatorKeys.WARM_UP)) {
+                WarmUp.run(id, List.of(raftBind(), get(CoordinatorKeys.CONTROL_PLANE)));
             }
             try {
                 return new CoordinatorNode(this, dir);
             } catch (IOException e) {
                 throw new UncheckedIOException("coordinator node '" + id + "' could not start: " + e.getMessage(), e);
             }
+        }
+
+        /** @return the settings as {@link #start} would find them now (for tests) */
+        Settings settingsForStart() {
+            return settings.build();
+        }
+
+        /**
+         * @param dataDir a data dir
+         * @return the properties {@link #start} would give Ratis now (for tests: what reaches Raft)
+         */
+        RaftProperties raftProperties(Path dataDir) {
+            this.values = settings.build();
+            return properties(this, dataDir);
         }
     }
 

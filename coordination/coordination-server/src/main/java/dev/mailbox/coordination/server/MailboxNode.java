@@ -11,6 +11,8 @@ import dev.mailbox.coordination.NodeInfo;
 import dev.mailbox.coordination.Registration;
 import dev.mailbox.coordination.RemoteMailbox;
 import dev.mailbox.coordination.RoutingTable;
+import dev.mailbox.coordination.settings.Setting;
+import dev.mailbox.coordination.settings.Settings;
 import dev.mailbox.coordination.server.internal.MailboxServiceImpl;
 import dev.mailbox.coordination.server.internal.Meters;
 import dev.mailbox.coordination.wire.DataPlane;
@@ -78,10 +80,6 @@ public final class MailboxNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MailboxNode.class);
     /** How long closing waits for the node's leases to be released. */
     private static final Duration RELEASE_WAIT = Duration.ofSeconds(2);
-    /** The default bound on waiting receives (see {@link Builder#maxWaitingReceives}). */
-    public static final int DEFAULT_MAX_WAITING_RECEIVES = 10_000;
-    /** The highest bound {@link Builder#maxWaitingReceives} takes. */
-    public static final int MAX_MAX_WAITING_RECEIVES = 1_000_000;
 
     private final String id;
     private final Map<String, Mailbox<byte[]>> hosted = new ConcurrentHashMap<>();
@@ -108,7 +106,10 @@ public final class MailboxNode implements AutoCloseable {
     private volatile boolean closed;
 
     private MailboxNode(Builder b) {
-        Security.check("mailbox node " + b.id, b.tls != null, b.access != null, b.requireSecurity, b.listen);
+        InetSocketAddress listen = b.get(NodeKeys.LISTEN);
+        String advertise = b.values().get(NodeKeys.ADVERTISE);
+        Security.check("mailbox node " + b.id, b.tls != null, b.access != null, b.get(SecurityKeys.REQUIRE_SECURITY),
+                listen);
         this.id = b.id;
         this.coordinator = b.coordinator;
         this.backend = b.backend;
@@ -116,7 +117,7 @@ public final class MailboxNode implements AutoCloseable {
                 com.github.benmanes.caffeine.cache.Caffeine.newBuilder();
         if (b.backend == null || b.backend.shared()) {
             // a node-local backend's mailbox lives in its object: closing it when idle would drop its messages
-            cache = cache.expireAfterAccess(b.idleClose)
+            cache = cache.expireAfterAccess(b.get(NodeKeys.IDLE_CLOSE))
                     .scheduler(com.github.benmanes.caffeine.cache.Scheduler.systemScheduler());
         }
         this.opened = cache
@@ -129,14 +130,14 @@ public final class MailboxNode implements AutoCloseable {
         this.registrationTtl = b.registrationTtl;
         this.meters = new Meters(b.registry, Tag.of("node", b.id));
         this.routes = coordinator == null ? null : coordinator.routes().table();
-        int port = b.listen.getPort();
+        int port = listen.getPort();
         // the address is needed before the server starts (the service compares routes to it), so a
         // free port is bound first when none was given
         if (port == 0) {
-            port = freePort(b.listen);
+            port = freePort(listen);
         }
-        InetSocketAddress bind = new InetSocketAddress(b.listen.getAddress(), port);
-        this.address = b.advertise != null ? b.advertise : bind.getHostString() + ":" + port;
+        InetSocketAddress bind = new InetSocketAddress(listen.getAddress(), port);
+        this.address = advertise != null ? advertise : bind.getHostString() + ":" + port;
         RoutingTable table = routes;
         // bounded: a burst of calls queues instead of starting a thread each. Receives start on threads of their
         // own, so sends and acknowledgements never queue behind them; a waiting receive then holds no thread
@@ -151,7 +152,7 @@ public final class MailboxNode implements AutoCloseable {
         dev.mailbox.coordination.server.internal.AccessPolicy policy = b.access == null ? null : b.access.policy();
         this.service = new MailboxServiceImpl(address, new Hosting(),
                 mailbox -> table == null ? Optional.empty() : table.route(mailbox), meters, pool, receivePool,
-                waitPool, b.maxWaitingReceives, policy, b.peerSecurity, List.copyOf(b.peerInterceptors));
+                waitPool, b.get(NodeKeys.MAX_WAITING_RECEIVES), policy, b.peerSecurity, List.copyOf(b.peerInterceptors));
         NettyServerBuilder sb = NettyServerBuilder.forAddress(bind).executor(pool).callExecutor(service.executors())
                 .maxInboundMessageSize(DataPlane.MAX_MESSAGE);
         if (b.tls != null) {
@@ -179,7 +180,7 @@ public final class MailboxNode implements AutoCloseable {
         }
         meters.gauge("mailbox.node.registered", "1 while registered with the coordinators", this,
                 n -> n.registration != null ? 1 : 0);
-        this.info = new NodeInfo(id, address, b.region, b.version, b.capabilities, b.labels, false, 0);
+        this.info = new NodeInfo(id, address, b.get(NodeKeys.REGION), b.version, b.capabilities, b.labels, false, 0);
         this.heartbeats = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "mailbox-node-" + id);
             t.setDaemon(true);
@@ -629,20 +630,18 @@ public final class MailboxNode implements AutoCloseable {
     public static final class Builder {
         private final String id;
         private @Nullable CoordinationClient coordinator;
-        private InetSocketAddress listen = new InetSocketAddress("127.0.0.1", 0);
-        private @Nullable String advertise;
+        /** The settings this builder holds in its {@link Settings}. */
+        private static final List<Setting<?>> SETTINGS = settingsList();
+        private final Settings.Builder settings = Settings.builder(SETTINGS, Settings.Profile.LIBRARY);
+        private @Nullable Settings values; // the settings as start() found them
         private MeterRegistry registry = Metrics.globalRegistry;
-        private String region = "";
         private String version = "";
         private final List<String> capabilities = new ArrayList<>();
         private final Map<String, String> labels = new LinkedHashMap<>();
         private Duration registrationTtl = Duration.ZERO;
-        private int maxWaitingReceives = DEFAULT_MAX_WAITING_RECEIVES;
         private @Nullable MailboxBackend backend;
-        private Duration idleClose = Duration.ofMinutes(5);
         private dev.mailbox.coordination.@Nullable TlsFiles tls;
         private @Nullable Access access;
-        private boolean requireSecurity;
         private dev.mailbox.coordination.ClientSecurity peerSecurity = dev.mailbox.coordination.ClientSecurity.none();
         private Duration peerIdleClose = Duration.ofMinutes(1);
         private final List<io.grpc.ServerInterceptor> interceptors = new ArrayList<>();
@@ -652,6 +651,48 @@ public final class MailboxNode implements AutoCloseable {
             Objects.requireNonNull(id, "id");
             CoordinationLimits.require(CoordinationLimits.nodeIdProblem(id));
             this.id = id;
+            settings.set(NodeKeys.ID, id);
+        }
+
+        private static List<Setting<?>> settingsList() {
+            List<Setting<?>> all = new ArrayList<>(NodeKeys.ALL);
+            all.add(SecurityKeys.REQUIRE_SECURITY);
+            return List.copyOf(all);
+        }
+
+        /** @return the settings as {@link #start} found them */
+        private Settings values() {
+            return Objects.requireNonNull(values, "not started");
+        }
+
+        /** @return a setting's value as {@link #start} found it (one that has a default) */
+        private <T> T get(Setting<T> setting) {
+            return Objects.requireNonNull(values().get(setting), setting.name());
+        }
+
+        /**
+         * Takes the settings a command line or a config file gave ({@code mailboxctl node start} does), and their
+         * profile's defaults for the rest: the settings of {@link NodeKeys} and {@link SecurityKeys#REQUIRE_SECURITY}
+         * that {@code given} holds, except the id, which this builder takes as its argument.
+         *
+         * @param given settings, checked (see {@link Settings.Builder#build})
+         * @return this builder
+         */
+        public Builder settings(Settings given) {
+            settings.profile(given.profile());
+            for (Setting<?> s : SETTINGS) {
+                if (s != NodeKeys.ID && given.settings().contains(s) && given.isSet(s)) {
+                    copy(s, given);
+                }
+            }
+            return this;
+        }
+
+        private <T> void copy(Setting<T> s, Settings from) {
+            T value = from.get(s);
+            if (value != null) {
+                settings.set(s, value);
+            }
         }
 
         /**
@@ -664,11 +705,11 @@ public final class MailboxNode implements AutoCloseable {
         }
 
         /**
-         * @param address where to listen; default 127.0.0.1 on a free port
+         * @param address where to listen; default {@link NodeKeys#LISTEN}: 127.0.0.1 on a free port
          * @return this builder
          */
         public Builder listen(InetSocketAddress address) {
-            this.listen = Objects.requireNonNull(address, "address");
+            settings.set(NodeKeys.LISTEN, address);
             return this;
         }
 
@@ -677,7 +718,7 @@ public final class MailboxNode implements AutoCloseable {
          * @return this builder
          */
         public Builder advertise(String hostPort) {
-            this.advertise = Objects.requireNonNull(hostPort, "hostPort");
+            settings.set(NodeKeys.ADVERTISE, Objects.requireNonNull(hostPort, "hostPort"));
             return this;
         }
 
@@ -699,16 +740,12 @@ public final class MailboxNode implements AutoCloseable {
          * {@value MailboxServiceImpl#MAX_BLOCKING_WAITS} such wait at once whatever this bound. Receives
          * forwarded to another node count there, not here.
          *
-         * @param receives the most waiting receives, 1 to {@value #MAX_MAX_WAITING_RECEIVES} (default
-         *                 {@value #DEFAULT_MAX_WAITING_RECEIVES})
+         * @param receives the most waiting receives, 1 to 1,000,000 (default {@link NodeKeys#MAX_WAITING_RECEIVES})
          * @return this builder
+         * @throws IllegalArgumentException if it is out of range
          */
         public Builder maxWaitingReceives(int receives) {
-            if (receives < 1 || receives > MAX_MAX_WAITING_RECEIVES) {
-                throw new IllegalArgumentException("maxWaitingReceives must be between 1 and "
-                        + MAX_MAX_WAITING_RECEIVES + ", was " + receives);
-            }
-            this.maxWaitingReceives = receives;
+            settings.set(NodeKeys.MAX_WAITING_RECEIVES, receives);
             return this;
         }
 
@@ -784,25 +821,23 @@ public final class MailboxNode implements AutoCloseable {
 
         /**
          * @param require refuse to start without TLS and access rules when listening beyond loopback
-         *                (default false: start, with a loud warning)
+         *                (default {@link SecurityKeys#REQUIRE_SECURITY}: off, start with a loud warning)
          * @return this builder
          */
         public Builder requireSecurity(boolean require) {
-            this.requireSecurity = require;
+            settings.set(SecurityKeys.REQUIRE_SECURITY, require);
             return this;
         }
 
         /**
-         * @param idle how long a mailbox opened from a shared backend stays open without a call (default 5
-         *             minutes); one opened from a node-local backend ({@link MailboxBackend#shared()} false)
-         *             holds its messages in its object, and stays open until the node closes
+         * @param idle how long a mailbox opened from a shared backend stays open without a call (default
+         *             {@link NodeKeys#IDLE_CLOSE}); one opened from a node-local backend ({@link MailboxBackend#shared()}
+         *             false) holds its messages in its object, and stays open until the node closes
          * @return this builder
+         * @throws IllegalArgumentException if it is not positive
          */
         public Builder idleClose(Duration idle) {
-            if (idle.isNegative() || idle.isZero()) {
-                throw new IllegalArgumentException("idleClose must be positive, was " + idle);
-            }
-            this.idleClose = idle;
+            settings.set(NodeKeys.IDLE_CLOSE, Objects.requireNonNull(idle, "idle"));
             return this;
         }
 
@@ -820,11 +855,11 @@ public final class MailboxNode implements AutoCloseable {
         }
 
         /**
-         * @param region placement hint
+         * @param region placement hint (default {@link NodeKeys#REGION}: none)
          * @return this builder
          */
         public Builder region(String region) {
-            this.region = Objects.requireNonNull(region, "region");
+            settings.set(NodeKeys.REGION, Objects.requireNonNull(region, "region"));
             return this;
         }
 
@@ -874,7 +909,13 @@ public final class MailboxNode implements AutoCloseable {
          * @throws CoordinationException if the coordinator refuses the registration
          */
         public MailboxNode start() {
+            this.values = settings.build();
             return new MailboxNode(this);
+        }
+
+        /** @return the settings an untouched builder starts with, as {@link #start} would find them (for tests) */
+        Settings settingsForStart() {
+            return settings.build();
         }
     }
 }

@@ -575,8 +575,10 @@ public final class TestingCluster implements AutoCloseable {
     public static final class Builder {
         private dev.mailbox.coordination.ClientSecurity clientSecurity = dev.mailbox.coordination.ClientSecurity.none();
         private int size = 3;
-        private long snapshotEvery = 10_000;
-        private Duration electionTimeout = Duration.ofMillis(300);
+        private long snapshotEvery = java.util.Objects.requireNonNull(CoordinatorKeys.SNAPSHOT_EVERY.defaultValue());
+        // the production default: tests see the failovers an operator would
+        private Duration electionTimeout = java.util.Objects.requireNonNull(
+                CoordinatorKeys.ELECTION_TIMEOUT_MIN.defaultValue());
         private boolean processes;
         private final List<String> javaOptions = new ArrayList<>(List.of("-Xmx256m"));
         private UnaryOperator<CoordinatorNode.Builder> configure = b -> b;
@@ -597,20 +599,22 @@ public final class TestingCluster implements AutoCloseable {
         }
 
         /**
-         * @param entries take a snapshot after this many log entries (default 10,000)
+         * @param entries take a snapshot after this many log entries (default {@link CoordinatorKeys#SNAPSHOT_EVERY})
          * @return this builder
          */
         public Builder snapshotEvery(long entries) {
-            this.snapshotEvery = CoordinatorNode.requireSnapshotEvery(entries);
+            this.snapshotEvery = CoordinatorKeys.SNAPSHOT_EVERY.require(entries);
             return this;
         }
 
         /**
-         * @param timeout the shortest election timeout (default 300 ms)
+         * @param timeout the shortest election timeout (default {@link CoordinatorKeys#ELECTION_TIMEOUT_MIN}); the
+         *                longest is twice it
          * @return this builder
          */
         public Builder electionTimeout(Duration timeout) {
-            this.electionTimeout = CoordinatorNode.requireElectionTimeout(Objects.requireNonNull(timeout, "timeout"));
+            this.electionTimeout = CoordinatorKeys.ELECTION_TIMEOUT_MIN.require(Objects.requireNonNull(timeout,
+                    "timeout"));
             return this;
         }
 
