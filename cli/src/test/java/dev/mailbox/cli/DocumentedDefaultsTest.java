@@ -98,7 +98,8 @@ class DocumentedDefaultsTest {
             }
         }
         assertThat(problems).as("defaults the docs state that the code does not use").isEmpty();
-        assertThat(checked).as("documented defaults checked").isGreaterThanOrEqualTo(4);
+        // the short README states fewer defaults than the old one; docs/ states these three today
+        assertThat(checked).as("documented defaults checked").isGreaterThanOrEqualTo(3);
     }
 
     /** @return how the docs may write a setting's default: as documented, or just the port of an address */
