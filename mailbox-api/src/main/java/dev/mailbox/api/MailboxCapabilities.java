@@ -27,6 +27,7 @@ public final class MailboxCapabilities {
     private final boolean visibilityOrder;
     private final boolean fairness;
     private final boolean lateAcknowledge;
+    private final boolean systemAttributes;
 
     private MailboxCapabilities(Builder b) {
         this.exactCount = b.exactCount;
@@ -42,6 +43,7 @@ public final class MailboxCapabilities {
         this.visibilityOrder = b.visibilityOrder;
         this.fairness = b.fairness;
         this.lateAcknowledge = b.lateAcknowledge;
+        this.systemAttributes = b.systemAttributes;
     }
 
     /** @return a builder starting from the weakest guarantees */
@@ -113,6 +115,17 @@ public final class MailboxCapabilities {
      */
     public boolean lateAcknowledge() {
         return lateAcknowledge;
+    }
+
+    /**
+     * Whether the mailbox keeps a message's system attributes ({@link SendOptions#withSystemAttribute}) and
+     * returns them as {@link Message#systemAttributes()}. The in-memory and Redis backends do; on SQS a message's
+     * system attributes are SQS's own ({@code SqsMailbox} sends only {@code AWSTraceHeader}).
+     *
+     * @return whether system attributes sent come back
+     */
+    public boolean systemAttributes() {
+        return systemAttributes;
     }
 
     /**
@@ -191,7 +204,7 @@ public final class MailboxCapabilities {
                 + ", timeGranularity=" + timeGranularity + ", extendedNames=" + extendedNames
                 + ", atomicFencing=" + atomicFencing + ", durableDeduplication=" + durableDeduplication
                 + ", visibilityOrder=" + visibilityOrder + ", fairness=" + fairness
-                + ", lateAcknowledge=" + lateAcknowledge + "]";
+                + ", lateAcknowledge=" + lateAcknowledge + ", systemAttributes=" + systemAttributes + "]";
     }
 
     /** Builds {@link MailboxCapabilities}. Not thread-safe. */
@@ -209,6 +222,7 @@ public final class MailboxCapabilities {
         private boolean visibilityOrder;
         private boolean fairness;
         private boolean lateAcknowledge;
+        private boolean systemAttributes;
 
         private Builder() {
         }
@@ -331,6 +345,15 @@ public final class MailboxCapabilities {
          */
         public Builder lateAcknowledge(boolean value) {
             this.lateAcknowledge = value;
+            return this;
+        }
+
+        /**
+         * @param value see {@link MailboxCapabilities#systemAttributes()}
+         * @return this builder
+         */
+        public Builder systemAttributes(boolean value) {
+            this.systemAttributes = value;
             return this;
         }
 

@@ -20,6 +20,7 @@ import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.spi.AsyncReceiver;
 import dev.mailbox.api.spi.FencedView;
 import dev.mailbox.api.spi.Bodies;
+import dev.mailbox.api.spi.StoredAttributes;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -87,8 +88,11 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *   <tr><td>{@code mailbox:{orders}:body}</td><td>hash</td><td>id → encoded body</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:meta}</td><td>hash</td><td>id →
  *       {@code enqueuedAt|deliveryCount|flag|due|receiptToken}</td><td>1</td></tr>
- *   <tr><td>{@code mailbox:{orders}:attr}</td><td>hash</td><td>id → attributes (JSON), only for messages
- *       that have some</td><td>1</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:attr}</td><td>hash</td><td>id → attributes (a JSON object of strings),
+ *       only for messages that have some. The strings are {@link StoredAttributes}' stored form: plain string
+ *       attributes as they are (as in version 1), typed ones marked with U+0001 and the form's own version, system
+ *       attributes under {@code AWS.}-prefixed names. The marks carry their own version, so the key layout's
+ *       version does not change for them, and a version-1 value reads as before</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:seq}</td><td>string</td><td>the id counter (kept by {@code purge}, so
  *       ids are never reused)</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:wake}</td><td>channel</td><td>wake-up notices for blocked
@@ -258,7 +262,7 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
         this.capabilities = MailboxCapabilities.builder()
                 .exactCount(true).visibilityOrder(true).detectsStaleAcknowledge(true).capacity(true).atomicDeadLetter(true)
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofMillis(1)).extendedNames(true)
-                .atomicFencing(true).durableDeduplication(true).lateAcknowledge(true)
+                .atomicFencing(true).durableDeduplication(true).lateAcknowledge(true).systemAttributes(true)
                 .build();
         this.hub = WakeHub.acquire(client);
         this.wake = hub.join(channel);
@@ -336,10 +340,10 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
         args.add(ttlMs);
         args.add(bytes(millisRoundedUp(options.delay())));
         args.add(bytes(capacity));
-        args.add(encodeAttributes(options.attributes()));
+        args.add(encodeAttributes(StoredAttributes.encode(options)));
         args.add(deduplicationId == null ? ZERO : DEDUPLICATION_WINDOW_MS);
         for (T body : bodies) {
-            args.add(Bodies.encode(codec, body, options.attributes(), maxMessageBytes, name));
+            args.add(Bodies.encode(codec, body, options, maxMessageBytes, name));
         }
         ensureOpen();
         Object reply = Scripts.SEND.run(client, name, sendKeys, args);
@@ -1031,7 +1035,8 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
         }
 
         /**
-         * @param bytes the largest message (encoded body plus attributes), 1 byte to 1 MiB; default 256 KiB
+         * @param bytes the largest message (encoded body plus attributes), 1 byte to 1 MiB; default 1 MiB
+         *              ({@link Limits#DEFAULT_MAX_MESSAGE_BYTES})
          * @return this builder
          */
         public Builder<T> maxMessageBytes(int bytes) {

@@ -200,11 +200,11 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         String requestId = options.deduplicationId() != null ? options.deduplicationId()
                 : sendPrefix + sends.incrementAndGet();
         SendRequest.Builder r = SendRequest.newBuilder().setMailbox(name).setDelayMillis(options.delay().toMillis())
-                .putAllAttributes(options.attributes()).setRequestId(requestId).setBatch(batch);
+                .putAllAttributes(dev.mailbox.api.spi.StoredAttributes.encode(options)).setRequestId(requestId).setBatch(batch);
         for (T body : bodies) {
             Objects.requireNonNull(body, "body");
             // the hosting mailbox checks its own limit; this only refuses what no mailbox could take
-            r.addBodies(ByteString.copyFrom(Bodies.encode(codec, body, options.attributes(), Limits.MAX_MESSAGE_BYTES,
+            r.addBodies(ByteString.copyFrom(Bodies.encode(codec, body, options, Limits.MAX_MESSAGE_BYTES,
                     name)));
         }
         SendRequest request = r.build();

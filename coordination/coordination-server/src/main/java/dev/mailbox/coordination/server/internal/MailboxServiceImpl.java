@@ -455,8 +455,8 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
     }
 
     private static List<String> store(Mailbox<byte[]> m, SendRequest r) {
-        SendOptions options = SendOptions.defaults().withDelay(Duration.ofMillis(r.getDelayMillis()))
-                .withAttributes(r.getAttributesMap());
+        SendOptions options = dev.mailbox.api.spi.StoredAttributes.addTo(
+                SendOptions.defaults().withDelay(Duration.ofMillis(r.getDelayMillis())), r.getAttributesMap());
         if (!r.getRequestId().isEmpty()) {
             // the backend remembers it (with the messages where it can), not this node: a retry after a
             // lost reply, or after this node restarted, stores nothing again
@@ -633,7 +633,8 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         for (Message<byte[]> msg : got) {
             b.addMessages(Delivery.newBuilder().setMessageId(msg.id()).setBody(ByteString.copyFrom(msg.body()))
                     .setReceiptHandle(msg.receiptHandle()).setDeliveryCount(msg.deliveryCount())
-                    .setEnqueuedAtMillis(msg.enqueuedAt().toEpochMilli()).putAllAttributes(msg.attributes()));
+                    .setEnqueuedAtMillis(msg.enqueuedAt().toEpochMilli()).putAllAttributes(dev.mailbox.api.spi.StoredAttributes.encode(
+                            msg.typedAttributes(), msg.systemAttributes())));
         }
         try {
             out.onNext(b.build());
