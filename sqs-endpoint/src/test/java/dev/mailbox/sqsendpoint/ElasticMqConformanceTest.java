@@ -51,4 +51,14 @@ class ElasticMqConformanceTest extends SqsConformanceScenarios {
     boolean elasticMq() {
         return true;
     }
+
+    @Override
+    boolean fairQueues() {
+        return false;
+    }
+
+    @Override
+    String senderId() {
+        return null;
+    }
 }
