@@ -30,10 +30,14 @@ final class Permissions {
     private static final Pattern LABEL = Pattern.compile("[A-Za-z0-9_-]{1,80}");
     /** A principal as the endpoint's access keys and rules name them: printable ASCII, no space. */
     private static final Pattern PRINCIPAL = Pattern.compile("[\\x21-\\x7e]{1,256}");
-    /** The actions a permission may name: those on one queue's messages and attributes. */
+    /**
+     * The actions a permission may name: those on one queue to which SQS applies cross-account permissions (not
+     * CreateQueue, DeleteQueue, SetQueueAttributes, the tag calls, AddPermission or RemovePermission, which stay
+     * the owner's).
+     */
     static final Set<String> GRANTABLE = Set.of("SendMessage", "ReceiveMessage", "DeleteMessage",
             "ChangeMessageVisibility", "GetQueueAttributes", "GetQueueUrl", "ListDeadLetterSourceQueues", "PurgeQueue",
-            "ListQueueTags", "StartMessageMoveTask", "ListMessageMoveTasks", "CancelMessageMoveTask");
+            "StartMessageMoveTask", "ListMessageMoveTasks", "CancelMessageMoveTask");
 
     private Permissions() {
     }
