@@ -210,6 +210,8 @@ abstract class SqsConformanceScenarios {
         String body = "héllo {\"json\": true}\r\n\t€ 𝄞";
         SendMessageResponse sent = sqs().sendMessage(r -> r.queueUrl(url).messageBody(body).messageAttributes(TYPED));
         assertThat(sent.md5OfMessageBody()).isEqualTo(md5(body.getBytes(StandardCharsets.UTF_8)));
+        // SQS's message ids are UUIDs, and clients parse them (Spring Cloud AWS does)
+        assertThat(UUID.fromString(sent.messageId()).toString()).isEqualTo(sent.messageId());
         assertThat(sent.md5OfMessageAttributes()).isEqualTo(attributesMd5(TYPED));
 
         Message m = receiveOne(url, 30);

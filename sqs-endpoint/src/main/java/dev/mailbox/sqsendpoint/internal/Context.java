@@ -115,6 +115,23 @@ final class Context {
         return QUEUE_NAME.matcher(name).matches();
     }
 
+    private static final Pattern UUID_FORM = Pattern.compile(
+            "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+
+    /**
+     * The MessageId a message has on the wire: SQS's are UUIDs, and clients rely on it (Spring Cloud AWS parses
+     * them as {@link java.util.UUID}), so a mailbox id of another form (the in-memory and Redis backends' counters)
+     * is shown as the name-based UUID of the queue and the id: the same for every answer about the message, and
+     * different in every queue.
+     */
+    static String messageId(String queue, String mailboxId) {
+        if (UUID_FORM.matcher(mailboxId).matches()) {
+            return mailboxId;
+        }
+        return java.util.UUID.nameUUIDFromBytes((queue + '\n' + mailboxId).getBytes(
+                java.nio.charset.StandardCharsets.UTF_8)).toString();
+    }
+
     static SqsError doesNotExist() {
         return new SqsError(ErrorCode.QUEUE_DOES_NOT_EXIST, "The specified queue does not exist.");
     }

@@ -57,7 +57,7 @@ final class Messages {
         QueueAttributes.Settings queue = context.settings(context.record(name));
         Outgoing out = Outgoing.of(request.params(), queue, request.principal());
         Mailbox<byte[]> mailbox = context.mailbox(name, request.principal());
-        return sendResult(context.json.createObjectNode(), store(name, mailbox, out, queue), out);
+        return sendResult(context.json.createObjectNode(), name, store(name, mailbox, out, queue), out);
     }
 
     /** What one stored message is answered with: its id and, on a FIFO queue, its sequence number. */
@@ -142,7 +142,7 @@ final class Messages {
         for (int i = 0; i < entries.size(); i++) {
             if (stored[i] != null) {
                 batch.succeeded(sendResult(context.json.createObjectNode().put("Id", entries.get(i).required("Id")),
-                        stored[i], outs[i]));
+                        name, stored[i], outs[i]));
             }
         }
         return batch.result();
@@ -156,8 +156,8 @@ final class Messages {
         }
     }
 
-    private static ObjectNode sendResult(ObjectNode out, Stored stored, Outgoing message) {
-        out.put("MessageId", stored.id()).put("MD5OfMessageBody", message.md5OfBody());
+    private static ObjectNode sendResult(ObjectNode out, String queue, Stored stored, Outgoing message) {
+        out.put("MessageId", Context.messageId(queue, stored.id())).put("MD5OfMessageBody", message.md5OfBody());
         if (message.md5OfAttributes() != null) {
             out.put("MD5OfMessageAttributes", message.md5OfAttributes());
         }
@@ -300,7 +300,7 @@ final class Messages {
             if (queue.fifo()) {
                 context.deliveries.fifoVisibleUntil(name, m.receiptHandle(), now + visibilitySeconds * 1000L);
             }
-            ObjectNode one = rendered(m, systemSelector, filter, firstReceived, queue);
+            ObjectNode one = rendered(name, m, systemSelector, filter, firstReceived, queue);
             list.add(one);
             rendered.add(one);
             handles.add(m.receiptHandle());
@@ -412,7 +412,7 @@ final class Messages {
         }
     }
 
-    private ObjectNode rendered(Message<byte[]> m, Selector system, Selector filter, long firstReceived,
+    private ObjectNode rendered(String name, Message<byte[]> m, Selector system, Selector filter, long firstReceived,
                                 QueueAttributes.Settings queue) {
         Map<String, AttributeValue> attributes = new LinkedHashMap<>(m.typedAttributes());
         Map<String, String> kept = m.systemAttributes();
@@ -423,7 +423,7 @@ final class Messages {
             attributes.put(Outgoing.ENCODING_ATTRIBUTE, AttributeValue.string("base64"));
         }
         ObjectNode out = context.json.createObjectNode();
-        out.put("MessageId", m.id()).put("ReceiptHandle", m.receiptHandle())
+        out.put("MessageId", Context.messageId(name, m.id())).put("ReceiptHandle", m.receiptHandle())
                 .put("MD5OfBody", Digests.ofBody(body)).put("Body", body);
         ObjectNode attrs = context.json.createObjectNode();
         java.util.function.BiConsumer<String, @Nullable String> put = (k, v) -> {
