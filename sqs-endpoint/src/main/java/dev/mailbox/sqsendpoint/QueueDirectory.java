@@ -32,6 +32,9 @@ public interface QueueDirectory {
      * @param queue the queue to create (name, attributes, tags and times)
      * @return the record now stored: {@code queue} if it was created, otherwise the existing queue's (the
      *         endpoint then compares attributes, as SQS does)
+     * @throws UnsupportedOperationException for a queue this directory cannot host (a FIFO queue where it has no
+     *                                       FIFO mailboxes), with nothing stored; the endpoint answers SQS's
+     *                                       {@code UnsupportedOperation} with its message
      */
     QueueRecord createIfAbsent(QueueRecord queue);
 

@@ -141,7 +141,12 @@ final class Actions {
         checkTags(tags, Set.of(), name);
         Instant now = context.clock.instant();
         QueueRecord proposed = new QueueRecord(name, attributes, tags, now, now);
-        QueueRecord stored = context.directory.createIfAbsent(proposed);
+        QueueRecord stored;
+        try {
+            stored = context.directory.createIfAbsent(proposed);
+        } catch (UnsupportedOperationException e) {
+            throw new SqsError(ErrorCode.UNSUPPORTED_OPERATION, String.valueOf(e.getMessage()));
+        }
         if (stored != proposed) {
             for (Map.Entry<String, String> e : attributes.entrySet()) {
                 if (!QueueAttributes.value(stored, e.getKey()).equals(e.getValue())) {
