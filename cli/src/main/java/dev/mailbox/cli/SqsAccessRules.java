@@ -12,11 +12,14 @@ import org.jspecify.annotations.Nullable;
  * needs in the queue's namespace:
  * <ul>
  *   <li>SendMessage, SendMessageBatch: {@code SEND};</li>
- *   <li>ReceiveMessage, DeleteMessage(Batch), ChangeMessageVisibility(Batch): {@code RECEIVE};</li>
+ *   <li>ReceiveMessage, DeleteMessage(Batch), ChangeMessageVisibility(Batch), and on a dead-letter queue
+ *       StartMessageMoveTask and CancelMessageMoveTask (a move receives its messages; the destination's send is
+ *       checked apart): {@code RECEIVE};</li>
  *   <li>PurgeQueue: {@code PURGE};</li>
- *   <li>GetQueueUrl, GetQueueAttributes, ListQueueTags, ListDeadLetterSourceQueues: {@code COUNT} (they read
- *       the queue's count, attributes and tags);</li>
- *   <li>CreateQueue, DeleteQueue, SetQueueAttributes, TagQueue, UntagQueue: {@code ADMIN}: they change what a
+ *   <li>GetQueueUrl, GetQueueAttributes, ListQueueTags, ListDeadLetterSourceQueues, ListMessageMoveTasks:
+ *       {@code COUNT} (they read the queue's count, attributes, tags and tasks);</li>
+ *   <li>CreateQueue, DeleteQueue, SetQueueAttributes, TagQueue, UntagQueue, AddPermission, RemovePermission:
+ *       {@code ADMIN}: they change what a
  *       queue is for everyone who uses it (its redrive, retention, delays, its very existence and messages), which
  *       is configuration, the admin role's part, as creating a namespace is;</li>
  *   <li>ListQueues: any principal, but it lists only the queues it may {@code COUNT}.</li>
@@ -41,6 +44,11 @@ final class SqsAccessRules implements SqsAuthorizer {
             Map.entry("GetQueueAttributes", Access.Right.COUNT),
             Map.entry("ListQueueTags", Access.Right.COUNT),
             Map.entry("ListDeadLetterSourceQueues", Access.Right.COUNT),
+            Map.entry("ListMessageMoveTasks", Access.Right.COUNT),
+            Map.entry("StartMessageMoveTask", Access.Right.RECEIVE),
+            Map.entry("CancelMessageMoveTask", Access.Right.RECEIVE),
+            Map.entry("AddPermission", Access.Right.ADMIN),
+            Map.entry("RemovePermission", Access.Right.ADMIN),
             Map.entry("CreateQueue", Access.Right.ADMIN),
             Map.entry("DeleteQueue", Access.Right.ADMIN),
             Map.entry("SetQueueAttributes", Access.Right.ADMIN),

@@ -98,6 +98,26 @@ class NodeSqsEndpointTest {
             assertThat(received).singleElement().satisfies(m -> assertThat(m.body()).isEqualTo("from the data plane"));
             sqs.deleteMessage(r -> r.queueUrl(url).receiptHandle(received.get(0).receiptHandle()));
             assertThat(direct.approximateCount()).isZero();
+
+            // typed attributes and system attributes cross the data plane: the sender's principal comes back as
+            // SenderId, a Number stays a Number for an SQS client and for a Java reader
+            sqs.sendMessage(r -> r.queueUrl(url).messageBody("typed").messageAttributes(Map.of("total",
+                    MessageAttributeValue.builder().dataType("Number").stringValue("12.50").build())));
+            var typed = sqs.receiveMessage(r -> r.queueUrl(url).waitTimeSeconds(5).visibilityTimeout(0)
+                    .messageAttributeNames("All").messageSystemAttributeNamesWithStrings("SenderId")).messages().get(0);
+            assertThat(typed.messageAttributes().get("total").dataType()).isEqualTo("Number");
+            assertThat(typed.attributesAsStrings()).containsEntry("SenderId", "orders-app");
+            Message<String> seen = direct.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(5))).get(0);
+            assertThat(seen.typedAttributes()).containsEntry("total", dev.mailbox.api.AttributeValue.number("12.50"));
+            assertThat(seen.attributes()).isEmpty();
+            direct.acknowledge(seen.receiptHandle());
+
+            // the coordinators' queue directory holds no FIFO queues yet: one is refused, and none is left behind
+            assertThatThrownBy(() -> sqs.createQueue(r -> r.queueName("events.fifo").attributesWithStrings(
+                    Map.of("FifoQueue", "true")))).isInstanceOfSatisfying(SqsException.class, e ->
+                    assertThat(e.awsErrorDetails().errorCode()).isEqualTo("AWS.SimpleQueueService.UnsupportedOperation"));
+            assertThatThrownBy(() -> sqs.getQueueUrl(r -> r.queueName("events.fifo")))
+                    .isInstanceOf(software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException.class);
         }
         try (SqsClient wrong = client(sqsUrl, "AKIDNODE", "not-the-secret")) {
             assertThatThrownBy(wrong::listQueues).isInstanceOfSatisfying(SqsException.class,

@@ -20,8 +20,11 @@ public final class Limits {
     public static final int MAX_ATTRIBUTES = 10;
     /** Longest attribute name, in characters. */
     public static final int MAX_ATTRIBUTE_NAME_LENGTH = 256;
-    /** The default maximum message size: 256 KiB (body plus attributes). */
-    public static final int DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024;
+    /**
+     * The default maximum message size: 1 MiB (body plus attributes), SQS's default and maximum since 2025. A
+     * mailbox may be built with a smaller one.
+     */
+    public static final int DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
     /** The largest maximum message size a mailbox may be configured with: 1 MiB. */
     public static final int MAX_MESSAGE_BYTES = 1024 * 1024;
     /** Longest delay of a send. */
@@ -196,8 +199,25 @@ public final class Limits {
      * @throws IllegalArgumentException naming what is wrong
      */
     public static void requireAttribute(String name, String value) {
-        Objects.requireNonNull(name, "attribute name");
+        requireAttributeName(name);
         Objects.requireNonNull(value, () -> "value of attribute '" + name + "'");
+        if (value.isEmpty()) {
+            throw new IllegalArgumentException("value of attribute '" + name + "' must not be empty");
+        }
+        requireSqsText(value, "value of attribute '" + name + "'");
+    }
+
+    /**
+     * Checks a message attribute's name as SQS does: 1 to 256 characters from {@code A-Z a-z 0-9 _ - .}, not
+     * starting or ending with a period, without two periods in a row and not starting with {@code AWS.} or
+     * {@code Amazon.} (any case).
+     *
+     * @param name the attribute name
+     * @return the name
+     * @throws IllegalArgumentException naming what is wrong
+     */
+    public static String requireAttributeName(String name) {
+        Objects.requireNonNull(name, "attribute name");
         if (name.isEmpty() || name.length() > MAX_ATTRIBUTE_NAME_LENGTH) {
             throw new IllegalArgumentException("attribute name must be 1 to "
                     + MAX_ATTRIBUTE_NAME_LENGTH + " characters, was " + name.length());
@@ -220,10 +240,7 @@ public final class Limits {
             throw new IllegalArgumentException("attribute name '" + name
                     + "' must not start with 'AWS.' or 'Amazon.' (reserved)");
         }
-        if (value.isEmpty()) {
-            throw new IllegalArgumentException("value of attribute '" + name + "' must not be empty");
-        }
-        requireSqsText(value, "value of attribute '" + name + "'");
+        return name;
     }
 
     /**
@@ -254,7 +271,7 @@ public final class Limits {
      * bytes of its name, of its value and of its data type ({@code String}).
      *
      * @param bodyBytes  the encoded body's length
-     * @param attributes the message's attributes
+     * @param attributes the message's plain string attributes
      * @return the size in bytes
      */
     public static int messageSize(int bodyBytes, Map<String, String> attributes) {
@@ -264,6 +281,27 @@ public final class Limits {
         long size = bodyBytes;
         for (Map.Entry<String, String> e : attributes.entrySet()) {
             size += utf8Length(e.getKey()) + utf8Length(e.getValue()) + ATTRIBUTE_TYPE_BYTES;
+        }
+        return (int) Math.min(Integer.MAX_VALUE, size);
+    }
+
+    /**
+     * The size of a message as SQS counts it: the body's bytes plus, for each attribute, the UTF-8 bytes of its
+     * name and of its data type and its value's bytes (UTF-8 text, or the binary value itself). System
+     * attributes do not count, as on SQS.
+     *
+     * @param bodyBytes the encoded body's length
+     * @param options   the send's options, whose attributes count
+     * @return the size in bytes
+     */
+    public static int messageSize(int bodyBytes, SendOptions options) {
+        Map<String, AttributeValue> attributes = options.typedAttributes();
+        if (attributes.isEmpty()) {
+            return bodyBytes;
+        }
+        long size = bodyBytes;
+        for (Map.Entry<String, AttributeValue> e : attributes.entrySet()) {
+            size += utf8Length(e.getKey()) + (long) e.getValue().size();
         }
         return (int) Math.min(Integer.MAX_VALUE, size);
     }

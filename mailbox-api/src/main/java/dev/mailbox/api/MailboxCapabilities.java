@@ -30,6 +30,7 @@ public final class MailboxCapabilities {
     private final boolean holdsRuns;
     private final boolean sharedDeliveryState;
     private final boolean contentBasedDeduplication;
+    private final boolean systemAttributes;
 
     private MailboxCapabilities(Builder b) {
         this.exactCount = b.exactCount;
@@ -48,6 +49,7 @@ public final class MailboxCapabilities {
         this.holdsRuns = b.holdsRuns;
         this.sharedDeliveryState = b.sharedDeliveryState;
         this.contentBasedDeduplication = b.contentBasedDeduplication;
+        this.systemAttributes = b.systemAttributes;
     }
 
     /** @return a builder starting from the weakest guarantees */
@@ -176,6 +178,17 @@ public final class MailboxCapabilities {
     }
 
     /**
+     * Whether the mailbox keeps a message's system attributes ({@link SendOptions#withSystemAttribute}) and
+     * returns them as {@link Message#systemAttributes()}. The in-memory and Redis backends do; on SQS a message's
+     * system attributes are SQS's own ({@code SqsMailbox} sends only {@code AWSTraceHeader}).
+     *
+     * @return whether system attributes sent come back
+     */
+    public boolean systemAttributes() {
+        return systemAttributes;
+    }
+
+    /**
      * @return {@code true} if acknowledging with a stale receipt handle throws
      *         {@link ReceiptHandleExpiredException}; {@code false} if the backend cannot tell and the
      *         acknowledge silently does nothing (SQS accepts a DeleteMessage with an old handle). A
@@ -254,14 +267,15 @@ public final class MailboxCapabilities {
                 && visibilityOrder == c.visibilityOrder && fairness == c.fairness
                 && lateAcknowledge == c.lateAcknowledge && holdsRuns == c.holdsRuns
                 && sharedDeliveryState == c.sharedDeliveryState
-                && contentBasedDeduplication == c.contentBasedDeduplication;
+                && contentBasedDeduplication == c.contentBasedDeduplication
+                && systemAttributes == c.systemAttributes;
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(exactCount, fifo, detectsStaleAcknowledge, capacity, atomicDeadLetter, maxMessageBytes,
                 timeGranularity, extendedNames, atomicFencing, durableDeduplication, visibilityOrder, fairness,
-                lateAcknowledge, holdsRuns, sharedDeliveryState, contentBasedDeduplication);
+                lateAcknowledge, holdsRuns, sharedDeliveryState, contentBasedDeduplication, systemAttributes);
     }
 
     @Override
@@ -274,7 +288,8 @@ public final class MailboxCapabilities {
                 + ", visibilityOrder=" + visibilityOrder + ", fairness=" + fairness
                 + ", lateAcknowledge=" + lateAcknowledge + ", holdsRuns=" + holdsRuns
                 + ", sharedDeliveryState=" + sharedDeliveryState
-                + ", contentBasedDeduplication=" + contentBasedDeduplication + "]";
+                + ", contentBasedDeduplication=" + contentBasedDeduplication
+                + ", systemAttributes=" + systemAttributes + "]";
     }
 
     /** Builds {@link MailboxCapabilities}. Not thread-safe. */
@@ -295,6 +310,7 @@ public final class MailboxCapabilities {
         private boolean holdsRuns;
         private boolean sharedDeliveryState;
         private boolean contentBasedDeduplication;
+        private boolean systemAttributes;
 
         private Builder() {
         }
@@ -444,6 +460,15 @@ public final class MailboxCapabilities {
          */
         public Builder contentBasedDeduplication(boolean value) {
             this.contentBasedDeduplication = value;
+            return this;
+        }
+
+        /**
+         * @param value see {@link MailboxCapabilities#systemAttributes()}
+         * @return this builder
+         */
+        public Builder systemAttributes(boolean value) {
+            this.systemAttributes = value;
             return this;
         }
 

@@ -60,8 +60,38 @@ public interface Message<T> {
     /** @return when the message was sent (the backend's clock) */
     Instant enqueuedAt();
 
-    /** @return the message's attributes, unmodifiable, empty if it has none */
+    /**
+     * @return the message's plain string attributes (those of type {@code String}), unmodifiable, empty if it has
+     *         none; {@link #typedAttributes()} has every attribute
+     */
     Map<String, String> attributes();
+
+    /**
+     * Every attribute of the message with its type ({@link AttributeValue}: String, Number, Binary, with custom
+     * labels), as it was sent. The default, for implementations that keep only strings, shows
+     * {@link #attributes()} as values of type {@code String}.
+     *
+     * @return the attributes, unmodifiable, empty if it has none
+     */
+    default Map<String, AttributeValue> typedAttributes() {
+        Map<String, String> plain = attributes();
+        if (plain.isEmpty()) {
+            return Map.of();
+        }
+        Map<String, AttributeValue> typed = new java.util.LinkedHashMap<>();
+        plain.forEach((k, v) -> typed.put(k, AttributeValue.string(v)));
+        return java.util.Collections.unmodifiableMap(typed);
+    }
+
+    /**
+     * The system attributes the message was sent with ({@link SendOptions#withSystemAttribute}), apart from its
+     * attributes. The default returns none, for implementations that keep none.
+     *
+     * @return the system attributes, unmodifiable, empty if none
+     */
+    default Map<String, String> systemAttributes() {
+        return Map.of();
+    }
 
     /**
      * The message group the message was sent with ({@link SendOptions#withGroupId}). Always set on a

@@ -18,6 +18,7 @@ import dev.mailbox.api.TimeSource;
 import dev.mailbox.api.spi.AsyncReceiver;
 import dev.mailbox.api.spi.FencedView;
 import dev.mailbox.api.spi.Bodies;
+import dev.mailbox.api.spi.StoredAttributes;
 import dev.mailbox.api.spi.Inspection;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -234,7 +235,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
         this.fifo = b.fifo;
         this.capabilities = MailboxCapabilities.builder()
                 .exactCount(true).fifo(fifo != null).visibilityOrder(fifo == null).fairness(fifo == null)
-                .lateAcknowledge(true).detectsStaleAcknowledge(true).capacity(true)
+                .lateAcknowledge(true).systemAttributes(true).detectsStaleAcknowledge(true).capacity(true)
                 .contentBasedDeduplication(fifo != null && fifo.contentBasedDeduplication())
                 .atomicDeadLetter(true).timeGranularity(Duration.ofNanos(1))
                 .maxMessageBytes(maxMessageBytes).extendedNames(true)
@@ -286,7 +287,8 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
         if (fifo != null) {
             Limits.requireFifoSend(name, options);
         }
-        Object payload = encode(body, options.attributes());
+        Object payload = encode(body, options);
+        Map<String, String> stored = StoredAttributes.encode(options);
         long delay = options.delay().toNanos();
         String dedupKey = deduplicationKey(options, options.deduplicationId(), payload);
         String groupId = options.groupId();
@@ -303,14 +305,14 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
                 }
                 ensureRoom(1);
                 promoteDue(now);
-                String id = idOf(append(payload, options.attributes(), groupId, delay, now));
+                String id = idOf(append(payload, stored, groupId, delay, now));
                 remember(dedupKey, id, now);
                 return id;
             }
             ensureRoom(1);
             long now = readClockIfNeeded(delay);
             promoteDue(now);
-            seq = append(payload, options.attributes(), groupId, delay, now);
+            seq = append(payload, stored, groupId, delay, now);
         } finally {
             lock.unlock();
         }
@@ -328,8 +330,9 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
         Object[] payloads = new Object[bodies.size()];
         for (int i = 0; i < payloads.length; i++) {
             T body = Objects.requireNonNull(bodies.get(i), () -> "bodies contains null");
-            payloads[i] = encode(body, options.attributes());
+            payloads[i] = encode(body, options);
         }
+        Map<String, String> stored = StoredAttributes.encode(options);
         long delay = options.delay().toNanos();
         String dedupId = options.deduplicationId();
         String[] keys = null;
@@ -345,14 +348,14 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
         try {
             ensureOpen();
             if (keys != null) {
-                return sendBatchDeduplicated(payloads, options.attributes(), groupId, delay, keys);
+                return sendBatchDeduplicated(payloads, stored, groupId, delay, keys);
             }
             ensureRoom(payloads.length);
             long now = readClockIfNeeded(delay);
             promoteDue(now);
             first = nextSeq;
             for (Object payload : payloads) {
-                append(payload, options.attributes(), groupId, delay, now);
+                append(payload, stored, groupId, delay, now);
             }
         } finally {
             lock.unlock();
@@ -1577,8 +1580,8 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
         return new String(id, StandardCharsets.ISO_8859_1);
     }
 
-    private Object encode(T body, Map<String, String> attributes) {
-        return codec == null ? body : Bodies.encode(codec, body, attributes, maxMessageBytes, name);
+    private Object encode(T body, SendOptions options) {
+        return codec == null ? body : Bodies.encode(codec, body, options, maxMessageBytes, name);
     }
 
     /** @return the body, or a {@link Bodies.Undecodable} describing why it could not be decoded */
@@ -1690,7 +1693,7 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
 
         /**
          * @param bytes the largest message (encoded body plus attributes), 1 byte to 1 MiB; default
-         *              256 KiB; only checked with a codec
+         *              1 MiB ({@link Limits#DEFAULT_MAX_MESSAGE_BYTES}); only checked with a codec
          * @return this builder
          */
         public Builder<T> maxMessageBytes(int bytes) {

@@ -1,7 +1,9 @@
 package dev.mailbox.inmemory;
 
 import dev.mailbox.api.Message;
+import dev.mailbox.api.AttributeValue;
 import dev.mailbox.api.spi.Bodies;
+import dev.mailbox.api.spi.StoredAttributes;
 import org.jspecify.annotations.Nullable;
 
 import java.time.Duration;
@@ -55,7 +57,17 @@ final class InMemoryMessage<T> implements Message<T> {
 
     @Override
     public Map<String, String> attributes() {
-        return entry.attributes;
+        return StoredAttributes.plain(entry.attributes);
+    }
+
+    @Override
+    public Map<String, AttributeValue> typedAttributes() {
+        return StoredAttributes.typed(entry.attributes);
+    }
+
+    @Override
+    public Map<String, String> systemAttributes() {
+        return StoredAttributes.system(entry.attributes);
     }
 
     @Override

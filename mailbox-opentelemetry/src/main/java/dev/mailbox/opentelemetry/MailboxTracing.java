@@ -216,6 +216,21 @@ public final class MailboxTracing {
         return xray.isValid() ? extracted.with(Span.wrap(xray)) : extracted;
     }
 
+    /**
+     * The creation context a received message carries: from its attributes, or else from the system attribute
+     * {@code AWSTraceHeader} (where the SQS endpoint keeps an SQS client's X-Ray header).
+     */
+    Context extract(dev.mailbox.api.Message<?> message) {
+        Map<String, String> attributes = message.attributes();
+        String systemHeader = message.systemAttributes().get(XRayTraceHeader.NAME);
+        if (systemHeader != null && !attributes.containsKey(XRayTraceHeader.NAME)) {
+            Map<String, String> withHeader = new java.util.HashMap<>(attributes);
+            withHeader.put(XRayTraceHeader.NAME, systemHeader);
+            attributes = withHeader;
+        }
+        return extract(attributes);
+    }
+
     /** Whether the options carry a trace context of the sender's own, which a send must not replace. */
     static boolean carriesContext(Map<String, String> attributes) {
         return attributes.containsKey("traceparent") || attributes.containsKey(XRayTraceHeader.NAME);

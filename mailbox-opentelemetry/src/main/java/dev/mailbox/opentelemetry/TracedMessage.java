@@ -69,6 +69,26 @@ final class TracedMessage<T> implements Message<T> {
     }
 
     @Override
+    public Map<String, dev.mailbox.api.AttributeValue> typedAttributes() {
+        return inner.typedAttributes();
+    }
+
+    @Override
+    public Map<String, String> systemAttributes() {
+        return inner.systemAttributes();
+    }
+
+    @Override
+    public @org.jspecify.annotations.Nullable String groupId() {
+        return inner.groupId();
+    }
+
+    @Override
+    public @org.jspecify.annotations.Nullable String sequenceNumber() {
+        return inner.sequenceNumber();
+    }
+
+    @Override
     public void acknowledge() {
         mailbox.settle("ack", SemConv.SETTLE, List.of(this), () -> {
             inner.acknowledge();

@@ -25,7 +25,7 @@ final class TracingInterceptor implements MessageInterceptor {
             creation = traced.creation();
             backend = traced.backend();
         } else {
-            creation = tracing.extract(message.attributes()); // a mailbox not wrapped: its sender's context all the same
+            creation = tracing.extract(message); // a mailbox not wrapped: its sender's context all the same
         }
         // the sender's span is the parent (a process span accounts for one message), so the handler's work and
         // what it sends continue the sender's trace; without one, the caller's context

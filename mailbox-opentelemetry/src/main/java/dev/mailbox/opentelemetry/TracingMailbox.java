@@ -150,7 +150,7 @@ final class TracingMailbox<T> implements Mailbox<T> {
         }
         List<Message<T>> out = new ArrayList<>(got.size());
         for (Message<T> m : got) {
-            out.add(new TracedMessage<>(this, m, tracing.extract(m.attributes())));
+            out.add(new TracedMessage<>(this, m, tracing.extract(m)));
         }
         receiveSpan(start, out, null);
         return out;

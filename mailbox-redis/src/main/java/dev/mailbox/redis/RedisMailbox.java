@@ -21,6 +21,7 @@ import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.spi.AsyncReceiver;
 import dev.mailbox.api.spi.FencedView;
 import dev.mailbox.api.spi.Bodies;
+import dev.mailbox.api.spi.StoredAttributes;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -104,8 +105,11 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  *       {@code enqueuedAt|deliveryCount|flag|due|receiptToken}, and for a message with a group (version 3)
  *       {@code |originalId|groupId} after it; flag {@code -}, {@code a} (attributes), {@code g} (a group)
  *       or {@code G} (both); originalId: the id a FIFO dead letter had in its source</td><td>1</td></tr>
- *   <tr><td>{@code mailbox:{orders}:attr}</td><td>hash</td><td>id → attributes (JSON), only for messages
- *       that have some</td><td>1</td></tr>
+ *   <tr><td>{@code mailbox:{orders}:attr}</td><td>hash</td><td>id → attributes (a JSON object of strings),
+ *       only for messages that have some. The strings are {@link StoredAttributes}' stored form: plain string
+ *       attributes as they are (as in version 1), typed ones marked with U+0001 and the form's own version, system
+ *       attributes under {@code AWS.}-prefixed names. The marks carry their own version, so the key layout's
+ *       version does not change for them, and a value written by any earlier layout reads as before</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:seq}</td><td>string</td><td>the id counter (kept by {@code purge}, so
  *       ids are never reused)</td><td>1</td></tr>
  *   <tr><td>{@code mailbox:{orders}:wake}</td><td>channel</td><td>wake-up notices for blocked
@@ -339,7 +343,7 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
                 .fifo(f).fairness(!f)
                 .exactCount(true).visibilityOrder(!f).detectsStaleAcknowledge(true).capacity(true).atomicDeadLetter(true)
                 .maxMessageBytes(maxMessageBytes).timeGranularity(Duration.ofMillis(1)).extendedNames(true)
-                .atomicFencing(true).durableDeduplication(true).lateAcknowledge(true)
+                .atomicFencing(true).durableDeduplication(true).lateAcknowledge(true).systemAttributes(true)
                 // a group is queued only when its in-flight count (gstate) is back to 0, so a message that
                 // comes back from a run waits for the rest of it; every delivery's token is kept in meta
                 .holdsRuns(f).sharedDeliveryState(true)
@@ -415,8 +419,9 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
         String groupId = options.groupId();
         List<byte[]> encoded = new ArrayList<>(bodies.size());
         for (T body : bodies) {
-            encoded.add(Bodies.encode(codec, body, options.attributes(), maxMessageBytes, name));
+            encoded.add(Bodies.encode(codec, body, options, maxMessageBytes, name));
         }
+        Map<String, String> stored = StoredAttributes.encode(options);
         boolean byContent = fifo != null && deduplicationId == null && fifo.contentBasedDeduplication();
         List<byte[]> sendKeys = keys;
         if (deduplicationId != null || byContent) {
@@ -438,13 +443,13 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
         Scripts script = send;
         if (fifo != null) { // no delay: refused above
             args.add(bytes(capacity));
-            args.add(encodeAttributes(options.attributes()));
+            args.add(encodeAttributes(stored));
             args.add(window);
             args.add(bytes(groupId));
         } else {
             args.add(bytes(millisRoundedUp(options.delay())));
             args.add(bytes(capacity));
-            args.add(encodeAttributes(options.attributes()));
+            args.add(encodeAttributes(stored));
             args.add(window);
             if (groupId != null) {
                 script = Scripts.SEND_TENANT;
@@ -1214,7 +1219,8 @@ public final class RedisMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, dev.
         }
 
         /**
-         * @param bytes the largest message (encoded body plus attributes), 1 byte to 1 MiB; default 256 KiB
+         * @param bytes the largest message (encoded body plus attributes), 1 byte to 1 MiB; default 1 MiB
+         *              ({@link Limits#DEFAULT_MAX_MESSAGE_BYTES})
          * @return this builder
          */
         public Builder<T> maxMessageBytes(int bytes) {

@@ -294,6 +294,41 @@ class GroupsTest {
 
 
     @Test
+    @DisplayName("typed and system attributes (issue 32) come back from a FIFO mailbox, from its dead-letter mailbox"
+            + " and from a tenant's message on a fair one, with their types")
+    void typedAndSystemAttributesWithGroups() {
+        UnifiedJedis c = Topology.STANDALONE.shared();
+        SendOptions attributes = SendOptions.defaults().withAttribute("tenant", "acme")
+                .withAttribute("total", dev.mailbox.api.AttributeValue.number("12.50"))
+                .withAttribute("blob", dev.mailbox.api.AttributeValue.binary(new byte[] {0, 1, (byte) 0xff}))
+                .withSystemAttribute("SenderId", "alice");
+        String name = unique("fifo-typed");
+        try (RedisMailbox<String> dlq = fifo(name + "-dlq", c, FifoOptions.defaults());
+             RedisMailbox<String> m = RedisMailbox.builder(name, Codec.utf8()).client(c).fifo(FifoOptions.defaults())
+                     .redrivePolicy(dev.mailbox.api.RedrivePolicy.of(1, dlq)).build();
+             RedisMailbox<String> fair = mailbox(unique("fair-typed"), c)) {
+            m.send("a1", attributes.withGroupId("a"));
+            Message<String> got = m.receive().get(0);
+            assertThat(got.typedAttributes()).isEqualTo(attributes.typedAttributes());
+            assertThat(got.attributes()).isEqualTo(Map.of("tenant", "acme"));
+            assertThat(got.systemAttributes()).isEqualTo(Map.of("SenderId", "alice"));
+            got.nack();
+            assertThat(m.receive()).isEmpty(); // past maxReceiveCount: moved to the dead-letter mailbox
+            Message<String> dead = dlq.receive().get(0);
+            assertThat(dead.body()).isEqualTo("a1");
+            assertThat(dead.typedAttributes()).isEqualTo(attributes.typedAttributes());
+            assertThat(dead.systemAttributes()).isEqualTo(Map.of("SenderId", "alice"));
+
+            fair.send("t1", attributes.withGroupId("acme"));
+            Message<String> tenant = fair.receive().get(0);
+            assertThat(tenant.groupId()).isEqualTo("acme");
+            assertThat(tenant.typedAttributes()).isEqualTo(attributes.typedAttributes());
+            assertThat(tenant.systemAttributes()).isEqualTo(Map.of("SenderId", "alice"));
+        }
+    }
+
+
+    @Test
     @DisplayName("a standard mailbox without group ids runs exactly the commands version 2's scripts ran: fairness costs it nothing")
     void noGroupIdsCostNothing() {
         try (RedisServerProcess server = RedisServerProcess.start();

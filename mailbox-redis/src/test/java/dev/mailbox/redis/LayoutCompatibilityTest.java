@@ -72,6 +72,9 @@ class LayoutCompatibilityTest {
             assertThat(queued.id()).isEqualTo("000000000001");
             assertThat(queued.body()).isEqualTo("queued");
             assertThat(queued.attributes()).isEqualTo(Map.of("k", "v"));
+            // version 1's attributes are plain strings in the stored form of typed attributes (issue 32)
+            assertThat(queued.typedAttributes()).isEqualTo(Map.of("k", dev.mailbox.api.AttributeValue.string("v")));
+            assertThat(queued.systemAttributes()).isEmpty();
             assertThat(queued.deliveryCount()).isEqualTo(1);
 
             holder.acknowledge("000000000002:7f3a-1"); // a handle a version 1 node issued

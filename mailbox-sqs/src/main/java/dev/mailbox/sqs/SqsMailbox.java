@@ -179,13 +179,12 @@ import java.util.function.Supplier;
  * counts toward the ten attributes and is hidden from {@link Message#attributes()}. The attribute
  * {@value #TRACE_HEADER_ATTRIBUTE} travels as SQS's system attribute of that name (X-Ray's trace header), both ways.
  *
- * <p>Message attributes of every SQS data type are kept: a {@code String} attribute is its value in
- * {@link Message#attributes()}, and a {@code Number} or {@code Binary} one (or one of a custom type such as
- * {@code Number.int}) is {@code {sqs:DataType}payload} there, the payload being the number's text or the bytes'
- * base64: {@code {sqs:Number}12.5}, {@code {sqs:Binary}AAEC}. Sent the other way, an attribute value in that form
- * goes to SQS as that type, so a message keeps its attributes' types through any number of hops. (A String
- * value that would read as the typed form arrives as {@code {sqs:String}value}.) The form is the one the
- * {@code sqs-endpoint} module stores.
+ * <p>Message attributes of every SQS data type are kept: {@link Message#typedAttributes()} has each with its
+ * type ({@code String}, {@code Number}, {@code Binary}, custom types such as {@code Number.int}) and
+ * {@link Message#attributes()} the plain strings; a typed attribute sent
+ * ({@link SendOptions#withAttribute(String, dev.mailbox.api.AttributeValue)}) goes to SQS with its type. System
+ * attributes ({@link SendOptions#withSystemAttribute}) are SQS's own on a queue: {@code AWSTraceHeader} goes as SQS's
+ * system attribute of that name, the others are not sent.
  *
  * @param <T> the body type
  */
@@ -234,6 +233,8 @@ public final class SqsMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.Insp
      * services continue each other's traces. It counts toward the ten attributes here, as every attribute does.
      */
     public static final String TRACE_HEADER_ATTRIBUTE = "AWSTraceHeader";
+    /** The largest message of a queue whose server does not report its MaximumMessageSize: SQS's before 2025. */
+    private static final int LEGACY_MAX_MESSAGE_BYTES = 256 * 1024;
 
     /** How many of its latest deliveries an object remembers, for calls by handle. */
     static final int MAX_TRACKED_DELIVERIES = 10_000;
@@ -1083,37 +1084,40 @@ public final class SqsMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.Insp
     }
 
     private Outgoing outgoing(T body, SendOptions options) {
-        if (options.attributes().containsKey(ENCODING_ATTRIBUTE)) {
+        if (options.typedAttributes().containsKey(ENCODING_ATTRIBUTE)) {
             throw new IllegalArgumentException("attribute name '" + ENCODING_ATTRIBUTE + "' is reserved by SqsMailbox");
         }
-        byte[] bytes = Bodies.encode(codec, body, options.attributes(), maxMessageBytes, name);
-        Map<String, String> attributes = options.attributes();
+        byte[] bytes = Bodies.encode(codec, body, options, maxMessageBytes, name);
+        Map<String, dev.mailbox.api.AttributeValue> attributes = options.typedAttributes();
         String text = sqsText(bytes);
         if (text == null) {
             text = Base64.getEncoder().encodeToString(bytes);
-            Map<String, String> withMarker = new LinkedHashMap<>(attributes);
-            withMarker.put(ENCODING_ATTRIBUTE, "base64");
+            Map<String, dev.mailbox.api.AttributeValue> withMarker = new LinkedHashMap<>(attributes);
+            withMarker.put(ENCODING_ATTRIBUTE, dev.mailbox.api.AttributeValue.string("base64"));
             if (withMarker.size() > Limits.MAX_ATTRIBUTES) {
                 throw new IllegalArgumentException("a binary body is sent as base64 with the attribute '"
                         + ENCODING_ATTRIBUTE + "', which leaves room for " + (Limits.MAX_ATTRIBUTES - 1)
                         + " attributes, not " + attributes.size());
             }
             attributes = withMarker;
-            int size = Limits.messageSize(text.length(), attributes);
+            int size = Limits.messageSize(text.length(), SendOptions.defaults().withTypedAttributes(attributes));
             if (size > maxMessageBytes) {
                 throw new MessageTooLargeException(name, size, maxMessageBytes);
             }
         }
-        // a value in the typed form ({sqs:Number}12.5, {sqs:Binary}AAEC) goes to SQS with its type
         Map<String, MessageAttributeValue> sqsAttributes = new LinkedHashMap<>();
         attributes.forEach((k, v) -> {
-            if (!k.equals(TRACE_HEADER_ATTRIBUTE)) {
+            if (!(k.equals(TRACE_HEADER_ATTRIBUTE) && v.isPlainString())) {
                 sqsAttributes.put(k, TypedAttributes.toSqs(v));
             }
         });
+        String traceHeader = options.attributes().get(TRACE_HEADER_ATTRIBUTE);
+        if (traceHeader == null) {
+            traceHeader = options.systemAttributes().get(TRACE_HEADER_ATTRIBUTE);
+        }
         boolean hashHere = fifo != null && fifo.contentBasedDeduplication() && !contentBySqs
                 && options.deduplicationId() == null;
-        return new Outgoing(text, sqsAttributes, attributes.get(TRACE_HEADER_ATTRIBUTE), hashHere ? bytes : null);
+        return new Outgoing(text, sqsAttributes, traceHeader, hashHere ? bytes : null);
     }
 
     /** @return the bytes as text if they are UTF-8 made only of characters SQS accepts, else null */
@@ -1140,7 +1144,7 @@ public final class SqsMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.Insp
             if (e.getKey().equals(ENCODING_ATTRIBUTE)) {
                 base64 = "base64".equals(e.getValue().stringValue());
             } else {
-                attributes.put(e.getKey(), TypedAttributes.fromSqs(e.getValue()));
+                attributes.put(e.getKey(), dev.mailbox.api.spi.StoredAttributes.encode(TypedAttributes.fromSqs(e.getValue())));
             }
         }
         Object body;
@@ -1253,6 +1257,7 @@ public final class SqsMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.Insp
         private boolean create;
         private final Map<QueueAttributeName, String> queueAttributes = new EnumMap<>(QueueAttributeName.class);
         private int maxMessageBytes = Limits.DEFAULT_MAX_MESSAGE_BYTES;
+        private boolean maxMessageBytesGiven;
         private ReceiveOptions defaults = ReceiveOptions.defaults();
         private @Nullable RedrivePolicy redrivePolicy;
         private @Nullable FifoOptions fifo;
@@ -1350,11 +1355,14 @@ public final class SqsMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.Insp
 
         /**
          * @param bytes the largest message (encoded body plus attributes), 1 byte to 1 MiB, and no more
-         *              than the queue's MaximumMessageSize; default 256 KiB
+         *              than the queue's MaximumMessageSize; default the queue's MaximumMessageSize (1 MiB on SQS
+         *              unless the queue was made with less; 256 KiB on a server that does not report it, such as
+         *              ElasticMQ)
          * @return this builder
          */
         public Builder<T> maxMessageBytes(int bytes) {
             this.maxMessageBytes = Limits.requireMaxMessageBytes(bytes);
+            this.maxMessageBytesGiven = true;
             return this;
         }
 
@@ -1429,6 +1437,13 @@ public final class SqsMailbox<T> implements Mailbox<T>, dev.mailbox.api.spi.Insp
                 }
                 requireDeadLetterKind(isFifo);
                 String max = attributes.get(QueueAttributeName.MAXIMUM_MESSAGE_SIZE);
+                if (!maxMessageBytesGiven) {
+                    // the queue's own limit, at most the library's: a queue made smaller is not a reason to refuse
+                    // the mailbox. A server that does not say (ElasticMQ 1.6) is taken to have SQS's limit before
+                    // 2025, 256 KiB, which ElasticMQ enforces
+                    maxMessageBytes = max == null ? LEGACY_MAX_MESSAGE_BYTES
+                            : Math.min(Limits.MAX_MESSAGE_BYTES, Integer.parseInt(max));
+                }
                 if (max != null && maxMessageBytes > Integer.parseInt(max)) {
                     throw new IllegalArgumentException("maxMessageBytes " + maxMessageBytes + " is more than queue '"
                             + name + "' allows (MaximumMessageSize " + max + ")");

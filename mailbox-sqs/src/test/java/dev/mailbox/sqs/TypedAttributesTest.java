@@ -2,6 +2,7 @@ package dev.mailbox.sqs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.mailbox.api.AttributeValue;
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.Message;
 import dev.mailbox.api.ReceiveOptions;
@@ -46,7 +47,8 @@ class TypedAttributesTest {
     }
 
     @Test
-    @DisplayName("attributes an SDK client sent with types arrive typed in Message.attributes(), none dropped")
+    @DisplayName("attributes an SDK client sent with types arrive typed in Message.typedAttributes(), none dropped;"
+            + " attributes() has the plain strings")
     void fromSqs() {
         SqsMailbox<String> m = newMailbox();
         sqs.sendMessage(r -> r.queueUrl(m.queueUrl()).messageBody("x").messageAttributes(Map.of(
@@ -59,39 +61,40 @@ class TypedAttributesTest {
 
         Message<String> got = m.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(5))).get(0);
 
-        assertThat(got.attributes()).containsExactlyInAnyOrderEntriesOf(Map.of(
-                "plain", "acme",
-                "looksTyped", "{sqs:String}{sqs:Number}1",
-                "price", "{sqs:Number}12.50",
-                "count", "{sqs:Number.int}7",
-                "blob", "{sqs:Binary}AAEC/w==",
-                "png", "{sqs:Binary.png}iVBORw=="));
+        assertThat(got.typedAttributes()).containsExactlyInAnyOrderEntriesOf(Map.of(
+                "plain", AttributeValue.string("acme"),
+                "looksTyped", AttributeValue.string("{sqs:Number}1"),
+                "price", AttributeValue.number("12.50"),
+                "count", AttributeValue.of("Number.int", "7"),
+                "blob", AttributeValue.binary(new byte[] {0, 1, 2, (byte) 0xff}),
+                "png", AttributeValue.ofBinary("Binary.png", new byte[] {(byte) 0x89, 'P', 'N', 'G'})));
+        assertThat(got.attributes()).isEqualTo(Map.of("plain", "acme", "looksTyped", "{sqs:Number}1"));
     }
 
     @Test
-    @DisplayName("attribute values in the typed form go to SQS with their type, and come back to SqsMailbox unchanged")
+    @DisplayName("typed attributes go to SQS with their type, and come back to SqsMailbox unchanged")
     void toSqsAndBack() {
         SqsMailbox<String> m = newMailbox();
-        Map<String, String> attributes = Map.of(
-                "plain", "acme",
-                "escaped", "{sqs:String}{sqs:Binary}AAEC",
-                "notTyped", "{sqs:Binary}not base64!",
-                "price", "{sqs:Number}12.50",
-                "blob", "{sqs:Binary}AAEC/w==");
-        m.send("x", SendOptions.defaults().withAttributes(attributes));
+        SendOptions options = SendOptions.defaults().withAttribute("plain", "acme")
+                .withAttribute("braces", "{sqs:Binary}AAEC")
+                .withAttribute("price", AttributeValue.number("12.50"))
+                .withAttribute("json", AttributeValue.of("String.json", "{\"a\":1}"))
+                .withAttribute("blob", AttributeValue.binary(new byte[] {0, 1, 2, (byte) 0xff}));
+        m.send("x", options);
 
         software.amazon.awssdk.services.sqs.model.Message raw = sqs.receiveMessage(r -> r.queueUrl(m.queueUrl())
                 .messageAttributeNames("All").visibilityTimeout(0).waitTimeSeconds(5)).messages().get(0);
         assertThat(raw.messageAttributes()).containsExactlyInAnyOrderEntriesOf(Map.of(
                 "plain", text("String", "acme"),
-                "escaped", text("String", "{sqs:Binary}AAEC"),
-                "notTyped", text("String", "{sqs:Binary}not base64!"),
+                "braces", text("String", "{sqs:Binary}AAEC"),
                 "price", text("Number", "12.50"),
+                "json", text("String.json", "{\"a\":1}"),
                 "blob", binary("Binary", new byte[] {0, 1, 2, (byte) 0xff})));
 
         List<Message<String>> again = m.receive(ReceiveOptions.defaults().withWaitTime(Duration.ofSeconds(5)));
         assertThat(again).hasSize(1);
-        assertThat(again.get(0).attributes()).isEqualTo(attributes);
+        assertThat(again.get(0).typedAttributes()).isEqualTo(options.typedAttributes());
+        assertThat(again.get(0).attributes()).isEqualTo(options.attributes());
     }
 
     @Test

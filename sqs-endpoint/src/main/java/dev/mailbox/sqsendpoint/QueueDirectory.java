@@ -1,10 +1,12 @@
 package dev.mailbox.sqsendpoint;
 
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.sqsendpoint.internal.InMemoryQueueDirectory;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where an {@link SqsEndpoint} finds its queues: the seam between the SQS protocol and whatever hosts the
@@ -30,6 +32,9 @@ public interface QueueDirectory {
      * @param queue the queue to create (name, attributes, tags and times)
      * @return the record now stored: {@code queue} if it was created, otherwise the existing queue's (the
      *         endpoint then compares attributes, as SQS does)
+     * @throws UnsupportedOperationException for a queue this directory cannot host (a FIFO queue where it has no
+     *                                       FIFO mailboxes), with nothing stored; the endpoint answers SQS's
+     *                                       {@code UnsupportedOperation} with its message
      */
     QueueRecord createIfAbsent(QueueRecord queue);
 
@@ -65,8 +70,12 @@ public interface QueueDirectory {
     boolean delete(String name);
 
     /**
-     * The mailbox holding a queue's messages, as bytes: SQS bodies are stored as their UTF-8 bytes and message
-     * attributes as {@link SqsMessageAttribute stored attributes}. The endpoint neither keeps nor closes it, so
+     * The mailbox holding a queue's messages, as bytes: SQS bodies are stored as their UTF-8 bytes, message
+     * attributes as the mailbox's typed attributes ({@link dev.mailbox.api.AttributeValue}) and what SQS keeps of a
+     * message besides (SenderId, AWSTraceHeader, a FIFO queue's deduplication id and sequence number, a dead
+     * letter's source queue) as its system attributes. A FIFO queue's mailbox ({@link QueueRecord#fifo()}) must be
+     * a FIFO mailbox ({@link dev.mailbox.api.MailboxCapabilities#fifo()}): the endpoint checks this when the queue
+     * is created and refuses the queue otherwise. The endpoint neither keeps nor closes it, so
      * the directory may hand out one shared object, open it on demand and close it when idle, or return a
      * mailbox that forwards to the node owning the queue. It should accept messages up to
      * {@link dev.mailbox.api.Limits#MAX_MESSAGE_BYTES} (the endpoint enforces each queue's MaximumMessageSize
@@ -98,14 +107,42 @@ public interface QueueDirectory {
     }
 
     /**
-     * A directory for one process: records in memory, and each queue's mailbox opened once, when the queue is
-     * created, by {@code opener} (for example {@code name -> InMemoryMailbox.builder(name, Codec.bytes())
-     * .maxMessageBytes(Limits.MAX_MESSAGE_BYTES).build()}). Deleting a queue purges and closes its mailbox.
+     * A directory for one process, of standard queues only: records in memory, and each queue's mailbox opened
+     * once, when the queue is created, by {@code opener} (for example {@code name -> InMemoryMailbox.builder(name,
+     * Codec.bytes()).build()}). A FIFO queue is refused (its mailbox would not be FIFO); use
+     * {@link #inMemory(QueueOpener)} for those. Deleting a queue purges and closes its mailbox.
      *
      * @param opener makes the mailbox of a new queue from its name
      * @return the directory
      */
     static QueueDirectory inMemory(Function<String, Mailbox<byte[]>> opener) {
+        return new InMemoryQueueDirectory((name, fifo) -> opener.apply(name));
+    }
+
+    /**
+     * A directory for one process: records in memory, and each queue's mailbox opened once, when the queue is
+     * created, by {@code opener}, FIFO for a FIFO queue (for example {@code (name, fifo) -> {
+     * var b = InMemoryMailbox.builder(name, Codec.bytes()); if (fifo != null) b.fifo(fifo); return b.build(); }}).
+     * Deleting a queue purges and closes its mailbox.
+     *
+     * @param opener makes the mailbox of a new queue
+     * @return the directory
+     */
+    static QueueDirectory inMemory(QueueOpener opener) {
         return new InMemoryQueueDirectory(opener);
+    }
+
+    /** Makes a queue's mailbox. */
+    @FunctionalInterface
+    interface QueueOpener {
+
+        /**
+         * @param name the queue's name
+         * @param fifo for a FIFO queue, the options of its FIFO mailbox ({@link FifoOptions#defaults()}: the
+         *             endpoint applies the queue's deduplication settings itself, so they may change later); null
+         *             for a standard queue
+         * @return the mailbox, FIFO exactly when {@code fifo} is given
+         */
+        Mailbox<byte[]> open(String name, @Nullable FifoOptions fifo);
     }
 }

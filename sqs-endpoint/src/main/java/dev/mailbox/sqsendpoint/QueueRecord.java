@@ -16,7 +16,8 @@ import java.util.TreeMap;
  * (the endpoint knows them), so a directory never needs to understand an attribute. Immutable; the maps are
  * sorted copies.
  *
- * @param name           the queue's name, 1 to 80 characters of {@code A-Z a-z 0-9 _ -}
+ * @param name           the queue's name, 1 to 80 characters of {@code A-Z a-z 0-9 _ -} (a FIFO queue's ending in
+ *                       {@code .fifo}, within the 80)
  * @param attributes     the attributes that were set, by SQS name
  * @param tags           the queue's tags
  * @param createdAt      when the queue was created
@@ -39,6 +40,14 @@ public record QueueRecord(String name, Map<String, String> attributes, Map<Strin
         tags = Collections.unmodifiableMap(new TreeMap<>(Objects.requireNonNull(tags, "tags")));
         Objects.requireNonNull(createdAt, "createdAt");
         Objects.requireNonNull(lastModifiedAt, "lastModifiedAt");
+    }
+
+    /**
+     * @return whether this is a FIFO queue (its attribute {@code FifoQueue} is {@code true}, which only
+     *         CreateQueue sets)
+     */
+    public boolean fifo() {
+        return "true".equals(attributes.get("FifoQueue"));
     }
 
     /**

@@ -26,39 +26,47 @@ import org.jspecify.annotations.Nullable;
  * <h2>What it serves</h2>
  * Both wire protocols the SDKs use, on the same port: the AWS JSON 1.0 protocol ({@code X-Amz-Target:
  * AmazonSQS.<Action>}, current SDKs) and the query protocol (form-encoded {@code Action=...} with XML
- * responses, older SDKs and tools), with SQS's error codes, HTTP statuses and error formats in each. Actions:
- * CreateQueue, GetQueueUrl, ListQueues, DeleteQueue, GetQueueAttributes, SetQueueAttributes, SendMessage(Batch),
- * ReceiveMessage, DeleteMessage(Batch), ChangeMessageVisibility(Batch), PurgeQueue, TagQueue, UntagQueue,
- * ListQueueTags and ListDeadLetterSourceQueues; others are refused with {@code UnsupportedOperation}. Standard
- * queues only: FIFO queues are refused.
+ * responses, older SDKs and tools), with SQS's error codes, HTTP statuses and error formats in each. Every action of
+ * SQS's API: CreateQueue, GetQueueUrl, ListQueues, DeleteQueue, GetQueueAttributes, SetQueueAttributes,
+ * SendMessage(Batch), ReceiveMessage, DeleteMessage(Batch), ChangeMessageVisibility(Batch), PurgeQueue, TagQueue,
+ * UntagQueue, ListQueueTags, ListDeadLetterSourceQueues, AddPermission, RemovePermission, StartMessageMoveTask,
+ * ListMessageMoveTasks and CancelMessageMoveTask. Standard queues (fair where the mailbox is:
+ * {@link dev.mailbox.api.MailboxCapabilities#fairness()}) and FIFO queues, where the directory gives FIFO
+ * mailboxes ({@link QueueDirectory#inMemory(QueueDirectory.QueueOpener)}); docs/sqs-endpoint.md lists what is
+ * supported and the few differences from SQS.
  *
  * <h2>How SQS maps onto a mailbox</h2>
  * <ul>
- *   <li>A message body is stored as its UTF-8 bytes; message attributes are stored as the mailbox's string
- *       attributes in the form {@link SqsMessageAttribute} defines, so Number and Binary attributes keep their
- *       type. A stored body that is not text SQS can carry (a Java producer's raw bytes) is delivered as base64
- *       with the message attribute {@code mailbox-encoding=base64}, the convention of {@code SqsMailbox}; a message
- *       sent with that attribute is stored as the bytes it stands for. The one system attribute a send may
- *       give, AWSTraceHeader (X-Ray's trace header), is kept as the mailbox attribute {@code AWSTraceHeader}, where
- *       tracing on the receiving side (module {@code mailbox-opentelemetry}) continues the trace from it, and a
- *       receive that asks for it ({@code AttributeNames} or {@code MessageSystemAttributeNames}: {@code AWSTraceHeader}
- *       or {@code All}) returns it as the system attribute again; a message sent with ten message attributes, or
- *       one the header would make larger than the queue's MaximumMessageSize, is stored without it. Unlike SQS,
- *       a <i>message</i> attribute of that name is refused ({@code InvalidParameterValue}): stored under the same
- *       name, it would come back as the system attribute.</li>
- *   <li>Receipt handles are the mailbox's own. DeleteMessage with a stale handle succeeds without deleting, as on
- *       SQS; ChangeMessageVisibility with one is refused.</li>
+ *   <li>A message body is stored as its UTF-8 bytes; message attributes as the mailbox's typed attributes
+ *       ({@link dev.mailbox.api.AttributeValue}: String, Number, Binary and custom types kept), and what SQS keeps of
+ *       a message besides as its system attributes ({@link dev.mailbox.api.SendOptions#withSystemAttribute}): the
+ *       sender's principal (SenderId), the X-Ray trace header (AWSTraceHeader), a FIFO message's
+ *       MessageDeduplicationId and SequenceNumber, a fair queue's MessageGroupId, a dead letter's
+ *       DeadLetterQueueSourceArn. System attributes never collide with message attributes of the same name. A stored
+ *       body that is not text SQS can carry (a Java producer's raw bytes) is delivered as base64 with the message
+ *       attribute {@code mailbox-encoding=base64}, the convention of {@code SqsMailbox}; a message sent with that
+ *       attribute is stored as the bytes it stands for.</li>
+ *   <li>FIFO queues are FIFO mailboxes; the endpoint applies ContentBasedDeduplication and DeduplicationScope
+ *       itself (so they may be changed later) and gives each message its SequenceNumber. A MessageGroupId on a
+ *       standard queue is the mailbox's group: a tenant, where the mailbox is fair.</li>
+ *   <li>Receipt handles are the mailbox's own. On a standard queue DeleteMessage with the most recent handle deletes
+ *       the message also after its visibility timeout ended, until it is received again, and an older handle
+ *       succeeds without deleting, as on SQS; on a FIFO queue a handle is refused once its visibility timeout ended.
+ *       ChangeMessageVisibility with a stale handle is refused.</li>
  *   <li>Queue attributes are kept in the directory. VisibilityTimeout, DelaySeconds and
- *       ReceiveMessageWaitTimeSeconds are the defaults of calls that give none; MaximumMessageSize is checked
- *       on every send; MessageRetentionPeriod is applied when a receive meets a message older than it (the
- *       message is deleted instead of delivered); RedrivePolicy moves a message whose receive count exceeds
- *       maxReceiveCount to the dead-letter queue when a receive meets it (sent there, then deleted here: never
- *       lost, and in both queues only if the endpoint dies between the two steps), and RedriveAllowPolicy is
- *       checked when a RedrivePolicy is set. The move is a send for the receiving principal: unless the
- *       authorizer allows it {@code SendMessage} on the dead-letter queue, the message is delivered instead.</li>
+ *       ReceiveMessageWaitTimeSeconds are the defaults of calls that give none; MaximumMessageSize (default and
+ *       largest 1 MiB) is checked on every send; MessageRetentionPeriod is applied when a receive meets a message
+ *       older than it (the message is deleted instead of delivered); RedrivePolicy moves a message whose receive
+ *       count exceeds maxReceiveCount to the dead-letter queue when a receive meets it (sent there, then deleted
+ *       here: never lost, and in both queues only if the endpoint dies between the two steps), and
+ *       RedriveAllowPolicy is checked when a RedrivePolicy is set. The move is a send for the receiving principal:
+ *       unless it may send to the dead-letter queue, the message is delivered instead. A queue's Policy
+ *       (AddPermission's statements, whose account ids are principals) lets principals do what the
+ *       {@link Builder#authorizer(SqsAuthorizer) authorizer} alone refuses them.</li>
  *   <li>The Mailbox API counts all undeleted messages together; ApproximateNumberOfMessagesNotVisible and
  *       ...Delayed are this endpoint's own estimate of the deliveries and delayed sends made through it, and
- *       ApproximateNumberOfMessages is the rest.</li>
+ *       ApproximateNumberOfMessages is the rest. ApproximateFirstReceiveTimestamp and FIFO receive attempts are
+ *       remembered by the endpoint that saw them, message move tasks run on the endpoint that started them.</li>
  * </ul>
  *
  * <h2>Security</h2>

@@ -7,25 +7,9 @@ import org.junit.jupiter.api.DisplayName;
 import software.amazon.awssdk.services.sqs.SqsClient;
 
 /**
- * The conformance scenarios against embedded ElasticMQ, the reference the endpoint is held to.
- *
- * <p>Known differences of ElasticMQ (1.6.x) from SQS met by these scenarios. The scenarios expect SQS's answer
- * (which the endpoint gives) and accept ElasticMQ's only here, through {@code expected(sqs, elasticMq)} or a
- * check skipped when {@link #elasticMq()}:
- * <ul>
- *   <li>a missing queue is {@code QueueDoesNotExist}, not {@code AWS.SimpleQueueService.NonExistentQueue}
- *       (the SDK maps both to {@code QueueDoesNotExistException});</li>
- *   <li>an 11-entry batch is {@code TooManyEntriesInBatchRequest}, without SQS's
- *       {@code AWS.SimpleQueueService.} prefix;</li>
- *   <li>an empty DeleteMessageBatch is accepted instead of refused with {@code EmptyBatchRequest};</li>
- *   <li>MaxNumberOfMessages 11, a body with a forbidden character and a Number attribute that is no number are
- *       {@code InvalidAttributeValue}, not {@code InvalidParameterValue} / {@code InvalidMessageContents};</li>
- *   <li>an invalid queue name is {@code InvalidAttributeName}, not {@code InvalidParameterValue};</li>
- *   <li>VisibilityTimeout 43201 is accepted (SQS's maximum is 43200);</li>
- *   <li>GetQueueAttributes All leaves out MessageRetentionPeriod and MaximumMessageSize, and MaximumMessageSize
- *       is not enforced on send;</li>
- *   <li>ListQueues ignores MaxResults: no paging, no NextToken.</li>
- * </ul>
+ * The conformance scenarios against embedded ElasticMQ. Its differences from SQS met by the scenarios are accepted
+ * only here (through {@code expected(sqs, elasticMq)} or a check made only when {@link #elasticMq()}) and listed,
+ * each with what the SQS API reference says, in {@code docs/reference/sqs-conformance.md}.
  */
 @DisplayName("SQS conformance scenarios on embedded ElasticMQ")
 class ElasticMqConformanceTest extends SqsConformanceScenarios {
@@ -50,5 +34,15 @@ class ElasticMqConformanceTest extends SqsConformanceScenarios {
     @Override
     boolean elasticMq() {
         return true;
+    }
+
+    @Override
+    boolean fairQueues() {
+        return false;
+    }
+
+    @Override
+    String senderId() {
+        return null;
     }
 }

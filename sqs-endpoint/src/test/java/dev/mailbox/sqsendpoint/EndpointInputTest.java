@@ -18,6 +18,7 @@ import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.BatchRequestTooLongException;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
+import software.amazon.awssdk.services.sqs.model.SqsException;
 
 /**
  * Bad input the endpoint used to take or answer wrongly: a batch over the queue's size limit, bodies that are not
@@ -73,9 +74,10 @@ class EndpointInputTest {
 
     @Test
     @DisplayName("a SendMessageBatch is limited in total to the queue's MaximumMessageSize, as single messages are"
-            + " (300,000 bytes were accepted where one message stops at 262,144)")
+            + " (300,000 bytes were accepted where one message stops at 262,144); by default to 1 MiB")
     void batchTotalIsTheQueueLimit() {
-        String url = client.createQueue(r -> r.queueName("input-batch-total")).queueUrl();
+        String url = client.createQueue(r -> r.queueName("input-batch-total").attributes(Map.of(
+                QueueAttributeName.MAXIMUM_MESSAGE_SIZE, "262144"))).queueUrl();
         List<SendMessageBatchRequestEntry> over = IntStream.range(0, 3).mapToObj(i -> SendMessageBatchRequestEntry
                 .builder().id("e" + i).messageBody("b".repeat(100_000)).build()).toList();
         assertThatThrownBy(() -> client.sendMessageBatch(b -> b.queueUrl(url).entries(over)))
@@ -87,10 +89,18 @@ class EndpointInputTest {
                 .builder().id("e" + i).messageBody("b".repeat(100_000)).build()).toList();
         assertThat(client.sendMessageBatch(b -> b.queueUrl(url).entries(within)).successful()).hasSize(2);
 
-        // a queue that allows more lets a larger batch through
-        String big = client.createQueue(r -> r.queueName("input-batch-big").attributes(Map.of(
-                QueueAttributeName.MAXIMUM_MESSAGE_SIZE, "1048576"))).queueUrl();
+        // a queue with the default (SQS's since 2025: 1 MiB) lets a larger batch through, and stops at 1 MiB
+        String big = client.createQueue(r -> r.queueName("input-batch-big")).queueUrl();
         assertThat(client.sendMessageBatch(b -> b.queueUrl(big).entries(over)).successful()).hasSize(3);
+        List<SendMessageBatchRequestEntry> overMib = IntStream.range(0, 10).mapToObj(i -> SendMessageBatchRequestEntry
+                .builder().id("e" + i).messageBody("b".repeat(110_000)).build()).toList();
+        assertThatThrownBy(() -> client.sendMessageBatch(b -> b.queueUrl(big).entries(overMib)))
+                .isInstanceOf(BatchRequestTooLongException.class).hasMessageContaining("1048576");
+        assertThat(client.sendMessage(r -> r.queueUrl(big).messageBody("m".repeat(1_048_576))).messageId())
+                .isNotEmpty();
+        assertThatThrownBy(() -> client.sendMessage(r -> r.queueUrl(big).messageBody("m".repeat(1_048_577))))
+                .isInstanceOfSatisfying(SqsException.class, e -> assertThat(e.awsErrorDetails().errorCode())
+                        .isEqualTo("InvalidParameterValue"));
     }
 
     @Test

@@ -149,4 +149,78 @@ class ForeignClientsTest {
         assertThat(r.exit()).as("boto3 scenario: %s%s", r.out(), r.err()).isZero();
         assertThat(r.out().strip()).isEqualTo("OK");
     }
+
+    @Test
+    @DisplayName("boto3 through FIFO and fair queues, late delete, system attributes and selectors, permissions and a"
+            + " message move task")
+    void boto3Fidelity() throws IOException, URISyntaxException {
+        Assumptions.assumeTrue(onPath("python3"), "python3 is not on the PATH");
+        Run probe = run(List.of("python3", "-c", "import boto3"));
+        Assumptions.assumeTrue(probe.exit() == 0, "python3 has no boto3 module");
+        Path script = Path.of(getClass().getResource("/foreign/boto3_fidelity.py").toURI());
+        Run r = run(List.of("python3", script.toString(), endpoint.url().toString(), TestEndpoints.KEY_ID,
+                TestEndpoints.SECRET, TestEndpoints.PRINCIPAL));
+        assertThat(r.exit()).as("boto3 fidelity scenario: %s%s", r.out(), r.err()).isZero();
+        assertThat(r.out().strip()).isEqualTo("OK");
+    }
+
+    @Test
+    @DisplayName("the AWS CLI: a FIFO queue (group, deduplication, SequenceNumber, order, an error), a fair queue's"
+            + " group id, a late delete, AddPermission/RemovePermission and a message move task")
+    void awsCliFidelity() throws InterruptedException {
+        Assumptions.assumeTrue(onPath("aws"), "the AWS CLI (aws) is not on the PATH");
+        String fifo = aws("create-queue", "--queue-name", "cli-events.fifo", "--attributes",
+                "FifoQueue=true,ContentBasedDeduplication=true").get("QueueUrl").asText();
+        JsonNode first = aws("send-message", "--queue-url", fifo, "--message-body", "e1", "--message-group-id", "c-1");
+        JsonNode second = aws("send-message", "--queue-url", fifo, "--message-body", "e2", "--message-group-id", "c-1");
+        assertThat(new java.math.BigInteger(second.get("SequenceNumber").asText()))
+                .isGreaterThan(new java.math.BigInteger(first.get("SequenceNumber").asText()));
+        JsonNode dup = aws("send-message", "--queue-url", fifo, "--message-body", "e1", "--message-group-id", "c-1");
+        assertThat(dup.get("MessageId").asText()).isEqualTo(first.get("MessageId").asText());
+        JsonNode got = aws("receive-message", "--queue-url", fifo, "--max-number-of-messages", "10",
+                "--attribute-names", "All").get("Messages");
+        assertThat(got).hasSize(2);
+        assertThat(got.get(0).get("Body").asText()).isEqualTo("e1");
+        assertThat(got.get(1).get("Body").asText()).isEqualTo("e2");
+        assertThat(got.get(0).get("Attributes").get("MessageGroupId").asText()).isEqualTo("c-1");
+        assertThat(got.get(0).get("Attributes").get("SequenceNumber").asText())
+                .isEqualTo(first.get("SequenceNumber").asText());
+        assertThat(got.get(0).get("Attributes").get("SenderId").asText()).isEqualTo(TestEndpoints.PRINCIPAL);
+        Run noGroup = run(List.of("aws", "--endpoint-url", endpoint.url().toString(), "sqs", "send-message",
+                "--queue-url", fifo, "--message-body", "x"));
+        assertThat(noGroup.exit()).isNotZero();
+        assertThat(noGroup.err()).contains("MissingParameter");
+
+        String fair = aws("create-queue", "--queue-name", "cli-fair").get("QueueUrl").asText();
+        aws("send-message", "--queue-url", fair, "--message-body", "t", "--message-group-id", "tenant-3");
+        JsonNode tenant = aws("receive-message", "--queue-url", fair, "--attribute-names", "MessageGroupId",
+                "--visibility-timeout", "1").get("Messages").get(0);
+        assertThat(tenant.get("Attributes").get("MessageGroupId").asText()).isEqualTo("tenant-3");
+        Thread.sleep(1600); // the visibility timeout ends on the endpoint's clock
+        aws("delete-message", "--queue-url", fair, "--receipt-handle", tenant.get("ReceiptHandle").asText());
+        assertThat(aws("get-queue-attributes", "--queue-url", fair, "--attribute-names", "ApproximateNumberOfMessages")
+                .get("Attributes").get("ApproximateNumberOfMessages").asText()).as("deleted late").isEqualTo("0");
+
+        aws("add-permission", "--queue-url", fair, "--label", "CarolReads", "--aws-account-ids", "carol",
+                "--actions", "ReceiveMessage", "DeleteMessage");
+        String policy = aws("get-queue-attributes", "--queue-url", fair, "--attribute-names", "Policy")
+                .get("Attributes").get("Policy").asText();
+        assertThat(policy).contains("CarolReads", "arn:aws:iam::carol:root", "SQS:DeleteMessage");
+        aws("remove-permission", "--queue-url", fair, "--label", "CarolReads");
+
+        String dlq = aws("create-queue", "--queue-name", "cli-dlq").get("QueueUrl").asText();
+        String dlqArn = aws("get-queue-attributes", "--queue-url", dlq, "--attribute-names", "QueueArn")
+                .get("Attributes").get("QueueArn").asText();
+        String source = aws("create-queue", "--queue-name", "cli-source", "--attributes",
+                "{\"RedrivePolicy\":\"{\\\"deadLetterTargetArn\\\":\\\"" + dlqArn
+                        + "\\\",\\\"maxReceiveCount\\\":\\\"1\\\"}\"}").get("QueueUrl").asText();
+        aws("send-message", "--queue-url", source, "--message-body", "poison");
+        aws("receive-message", "--queue-url", source, "--visibility-timeout", "0");
+        aws("receive-message", "--queue-url", source, "--visibility-timeout", "0");
+        String handle = aws("start-message-move-task", "--source-arn", dlqArn).get("TaskHandle").asText();
+        assertThat(handle).isNotEmpty();
+        JsonNode tasks = aws("list-message-move-tasks", "--source-arn", dlqArn, "--max-results", "10").get("Results");
+        assertThat(tasks).hasSize(1);
+        assertThat(tasks.get(0).get("SourceArn").asText()).isEqualTo(dlqArn);
+    }
 }

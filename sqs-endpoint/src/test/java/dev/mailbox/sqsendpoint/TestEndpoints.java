@@ -20,10 +20,42 @@ final class TestEndpoints {
     private TestEndpoints() {
     }
 
-    /** @return a directory of in-memory mailboxes that accept SQS's largest messages */
+    /** @return a directory of in-memory mailboxes (FIFO for FIFO queues) that accept SQS's largest messages */
     static QueueDirectory inMemoryDirectory() {
-        return QueueDirectory.inMemory(name -> InMemoryMailbox.builder(name, Codec.bytes())
-                .maxMessageBytes(Limits.MAX_MESSAGE_BYTES).build());
+        return QueueDirectory.inMemory((name, fifo) -> {
+            InMemoryMailbox.Builder<byte[]> b = InMemoryMailbox.builder(name, Codec.bytes())
+                    .maxMessageBytes(Limits.MAX_MESSAGE_BYTES);
+            if (fifo != null) {
+                b.fifo(fifo);
+            }
+            return b.build();
+        });
+    }
+
+    /**
+     * @param jedis the Redis client every queue's mailbox uses
+     * @return a directory of Redis mailboxes (FIFO for FIFO queues) that accept SQS's largest messages
+     */
+    static QueueDirectory redisDirectory(redis.clients.jedis.JedisPooled jedis) {
+        return QueueDirectory.inMemory((name, fifo) -> {
+            dev.mailbox.redis.RedisMailbox.Builder<byte[]> b = dev.mailbox.redis.RedisMailbox.builder(name, Codec.bytes())
+                    .client(jedis).maxMessageBytes(Limits.MAX_MESSAGE_BYTES);
+            if (fifo != null) {
+                b.fifo(fifo);
+            }
+            return b.build();
+        });
+    }
+
+    /** @return whether the directory's standard queues are fair: a probe queue's mailbox declares fairness */
+    static boolean fair(QueueDirectory directory, SqsClient client) {
+        String name = "fairness-probe-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        String url = client.createQueue(r -> r.queueName(name)).queueUrl();
+        try {
+            return directory.mailbox(name).capabilities().fairness();
+        } finally {
+            client.deleteQueue(r -> r.queueUrl(url));
+        }
     }
 
     /** @return an endpoint over in-memory mailboxes that checks signatures by {@link #KEY_ID} */

@@ -154,9 +154,11 @@ class WireProtocolsTest {
             RawHttp.Reply unknown = RawHttp.query(url, params("Action", "FlyToTheMoon"));
             assertThat(unknown.one("Code")).isEqualTo("InvalidAction");
 
+            // a .fifo name without FifoQueue=true names a standard queue, which may not have a '.' (SQS's answer)
             RawHttp.Reply fifo = RawHttp.query(url, params("Action", "CreateQueue", "QueueName", "orders.fifo"));
-            assertThat(fifo.one("Code")).isEqualTo("AWS.SimpleQueueService.UnsupportedOperation");
-            assertThat(fifo.one("Message")).contains("FIFO");
+            assertThat(fifo.status()).isEqualTo(400);
+            assertThat(fifo.one("Code")).isEqualTo("InvalidParameterValue");
+            assertThat(fifo.one("Message")).contains("alphanumeric");
         }
 
         @Test
@@ -167,6 +169,84 @@ class WireProtocolsTest {
             assertThat(sent.status()).as(sent.body()).isEqualTo(200);
             RawHttp.Reply got = RawHttp.query(URI.create(queueUrl), params("Action", "ReceiveMessage"));
             assertThat(got.one("Body")).isEqualTo("hi");
+        }
+    }
+
+    @Nested
+    @DisplayName("query protocol: FIFO queues, permissions and move tasks")
+    class QueryFifoAndNewActions {
+
+        @Test
+        @DisplayName("a FIFO queue by the query protocol: SequenceNumber in SendMessageResult, the FIFO system"
+                + " attributes in the XML, a retried ReceiveRequestAttemptId, and the FIFO errors in XML")
+        void fifo() {
+            RawHttp.Reply created = RawHttp.query(url, params("Action", "CreateQueue", "QueueName", "query-q.fifo",
+                    "Attribute.1.Name", "FifoQueue", "Attribute.1.Value", "true",
+                    "Attribute.2.Name", "ContentBasedDeduplication", "Attribute.2.Value", "true"));
+            assertThat(created.status()).as(created.body()).isEqualTo(200);
+            String q = created.one("QueueUrl");
+            RawHttp.Reply sent = RawHttp.query(url, params("Action", "SendMessage", "QueueUrl", q, "MessageBody", "one",
+                    "MessageGroupId", "g-1"));
+            assertThat(sent.status()).as(sent.body()).isEqualTo(200);
+            assertThat(sent.one("SequenceNumber")).matches("[0-9]{20}");
+            RawHttp.Reply batch = RawHttp.query(url, params("Action", "SendMessageBatch", "QueueUrl", q,
+                    "SendMessageBatchRequestEntry.1.Id", "a", "SendMessageBatchRequestEntry.1.MessageBody", "two",
+                    "SendMessageBatchRequestEntry.1.MessageGroupId", "g-1",
+                    "SendMessageBatchRequestEntry.2.Id", "b", "SendMessageBatchRequestEntry.2.MessageBody", "three"));
+            assertThat(batch.all("SequenceNumber")).hasSize(1);
+            assertThat(batch.one("Code")).isEqualTo("MissingParameter");
+
+            RawHttp.Reply got = RawHttp.query(url, params("Action", "ReceiveMessage", "QueueUrl", q,
+                    "MaxNumberOfMessages", "10", "AttributeName.1", "All", "ReceiveRequestAttemptId", "try-1"));
+            assertThat(got.all("Body")).containsExactly("one", "two");
+            Map<String, Element> attributes = got.pairs("Attribute");
+            assertThat(attributes.get("MessageGroupId").getTextContent()).isEqualTo("g-1");
+            // the pairs of both messages, the later one's last: its number is the batch entry's
+            assertThat(attributes.get("SequenceNumber").getTextContent()).isEqualTo(batch.one("SequenceNumber"));
+            assertThat(attributes).containsKey("MessageDeduplicationId");
+            RawHttp.Reply again = RawHttp.query(url, params("Action", "ReceiveMessage", "QueueUrl", q,
+                    "MaxNumberOfMessages", "10", "ReceiveRequestAttemptId", "try-1"));
+            assertThat(again.all("ReceiptHandle")).isEqualTo(got.all("ReceiptHandle"));
+
+            RawHttp.Reply noGroup = RawHttp.query(url, params("Action", "SendMessage", "QueueUrl", q,
+                    "MessageBody", "x"));
+            assertThat(noGroup.status()).isEqualTo(400);
+            assertThat(noGroup.one("Code")).isEqualTo("MissingParameter");
+            assertThat(noGroup.one("Message")).contains("MessageGroupId");
+            RawHttp.Reply delayed = RawHttp.query(url, params("Action", "SendMessage", "QueueUrl", q,
+                    "MessageBody", "x", "MessageGroupId", "g", "DelaySeconds", "3"));
+            assertThat(delayed.one("Code")).isEqualTo("InvalidParameterValue");
+        }
+
+        @Test
+        @DisplayName("AddPermission with AWSAccountId.N and ActionName.N; the Policy in GetQueueAttributes;"
+                + " RemovePermission; ListMessageMoveTasks and CancelMessageMoveTask errors in XML")
+        void permissionsAndMoveTasks() {
+            String q = newQueue("query-perm");
+            RawHttp.Reply added = RawHttp.query(url, params("Action", "AddPermission", "QueueUrl", q, "Label", "L1",
+                    "AWSAccountId.1", "bob", "AWSAccountId.2", "carol", "ActionName.1", "SendMessage",
+                    "ActionName.2", "ReceiveMessage"));
+            assertThat(added.status()).as(added.body()).isEqualTo(200);
+            assertThat(added.xml().getDocumentElement().getLocalName()).isEqualTo("AddPermissionResponse");
+            String policy = RawHttp.query(url, params("Action", "GetQueueAttributes", "QueueUrl", q,
+                    "AttributeName.1", "Policy")).pairs("Attribute").get("Policy").getTextContent();
+            assertThat(policy).contains("\"Sid\":\"L1\"", "arn:aws:iam::carol:root", "SQS:ReceiveMessage");
+            RawHttp.Reply bad = RawHttp.query(url, params("Action", "AddPermission", "QueueUrl", q, "Label", "L2",
+                    "AWSAccountId.1", "bob", "ActionName.1", "DeleteQueue"));
+            assertThat(bad.one("Code")).isEqualTo("InvalidParameterValue");
+            assertThat(RawHttp.query(url, params("Action", "RemovePermission", "QueueUrl", q, "Label", "L1")).status())
+                    .isEqualTo(200);
+
+            String arn = RawHttp.query(url, params("Action", "GetQueueAttributes", "QueueUrl", q,
+                    "AttributeName.1", "QueueArn")).pairs("Attribute").get("QueueArn").getTextContent();
+            RawHttp.Reply listed = RawHttp.query(url, params("Action", "ListMessageMoveTasks", "SourceArn", arn));
+            assertThat(listed.status()).as(listed.body()).isEqualTo(200);
+            assertThat(listed.all("ListMessageMoveTasksResultEntry")).isEmpty();
+            RawHttp.Reply notDlq = RawHttp.query(url, params("Action", "StartMessageMoveTask", "SourceArn", arn));
+            assertThat(notDlq.one("Code")).isEqualTo("InvalidParameterValue");
+            RawHttp.Reply cancel = RawHttp.query(url, params("Action", "CancelMessageMoveTask", "TaskHandle", "nope"));
+            assertThat(cancel.status()).isEqualTo(404);
+            assertThat(cancel.one("Code")).isEqualTo("ResourceNotFoundException");
         }
     }
 

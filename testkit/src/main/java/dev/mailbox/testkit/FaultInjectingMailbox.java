@@ -460,6 +460,16 @@ public final class FaultInjectingMailbox<T> extends ForwardingMailbox<T> {
         }
 
         @Override
+        public Map<String, dev.mailbox.api.AttributeValue> typedAttributes() {
+            return real.typedAttributes();
+        }
+
+        @Override
+        public Map<String, String> systemAttributes() {
+            return real.systemAttributes();
+        }
+
+        @Override
         public @Nullable String groupId() {
             return real.groupId();
         }

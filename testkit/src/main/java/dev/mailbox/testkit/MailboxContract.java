@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.core.type.TypeReference;
+import dev.mailbox.api.AttributeValue;
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.FencedException;
 import dev.mailbox.api.Limits;
@@ -503,6 +504,49 @@ public abstract class MailboxContract {
 
             assertThat(got.body()).isEqualTo(order);
             assertThat(got.attributes()).containsExactlyInAnyOrderEntriesOf(Map.of("tenant", "acme", "trace-id", "t.1"));
+        }
+
+        @Test
+        @DisplayName("typed attributes (String, Number, Binary, custom types) arrive with their types and values, one"
+                + " by one and in a batch; attributes() holds the plain strings")
+        void typedAttributes() {
+            Mailbox<String> m = newTextMailbox();
+            SendOptions options = SendOptions.defaults().withAttribute("tenant", "acme")
+                    .withAttribute("total", AttributeValue.number("12.50"))
+                    .withAttribute("count", AttributeValue.of("Number.int", "-7"))
+                    .withAttribute("json", AttributeValue.of("String.json", "{\"a\": [1, 2]}"))
+                    .withAttribute("blob", AttributeValue.binary(new byte[] {0, 1, 2, (byte) 0xff}))
+                    .withAttribute("png", AttributeValue.ofBinary("Binary.png", new byte[] {(byte) 0x89, 'P', 'N', 'G'}))
+                    .withAttribute("braces", "{sqs:Number}1");
+            m.send("one", options);
+            m.sendBatch(List.of("two", "three"), options);
+
+            List<Message<String>> got = receiveAll(m, 3, LONG);
+            assertThat(got).hasSize(3).allSatisfy(msg -> {
+                assertThat(msg.typedAttributes()).isEqualTo(options.typedAttributes());
+                assertThat(msg.attributes()).isEqualTo(Map.of("tenant", "acme", "braces", "{sqs:Number}1"));
+            });
+        }
+
+        @Test
+        @DisplayName("system attributes come back apart from the attributes, even under an attribute's name, and do"
+                + " not count among the ten")
+        void systemAttributes() {
+            Mailbox<String> m = newTextMailbox();
+            Assumptions.assumeTrue(m.capabilities().systemAttributes(), () -> getClass().getSimpleName()
+                    + ": the mailbox does not declare MailboxCapabilities.systemAttributes(), so this test is skipped");
+            SendOptions options = SendOptions.defaults().withSystemAttribute("SenderId", "alice")
+                    .withSystemAttribute("AWSTraceHeader", "Root=1-5759e988-bd862e3fe1be46a994272793");
+            for (int i = 0; i < Limits.MAX_ATTRIBUTES - 1; i++) {
+                options = options.withAttribute("a" + i, "v" + i);
+            }
+            options = options.withAttribute("SenderId", AttributeValue.number("42"));
+            m.send("x", options);
+
+            Message<String> got = receiveOne(m);
+            assertThat(got.systemAttributes()).isEqualTo(Map.of("SenderId", "alice",
+                    "AWSTraceHeader", "Root=1-5759e988-bd862e3fe1be46a994272793"));
+            assertThat(got.typedAttributes()).isEqualTo(options.typedAttributes()).hasSize(Limits.MAX_ATTRIBUTES);
         }
 
         @Test
@@ -1372,6 +1416,10 @@ public abstract class MailboxContract {
                     SendOptions.defaults().withAttribute("attribute", "value")))
                     .isInstanceOf(MessageTooLargeException.class);
             assertThatThrownBy(() -> m.sendBatch(List.of("small", over))).isInstanceOf(MessageTooLargeException.class);
+            // a typed attribute counts its name, its data type and its value's bytes, as SQS counts it
+            assertThatThrownBy(() -> m.send("x".repeat(limit - 10),
+                    SendOptions.defaults().withAttribute("b", AttributeValue.binary(new byte[5]))))
+                    .isInstanceOf(MessageTooLargeException.class);
             assertCount(m, 0);
 
             m.send(atLimit);

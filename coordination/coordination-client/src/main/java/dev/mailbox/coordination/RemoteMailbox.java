@@ -208,7 +208,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         boolean generated = options.deduplicationId() == null;
         String requestId = generated ? sendPrefix + sends.incrementAndGet() : options.deduplicationId();
         SendRequest.Builder r = SendRequest.newBuilder().setMailbox(name).setDelayMillis(options.delay().toMillis())
-                .putAllAttributes(options.attributes()).setRequestId(requestId).setRequestIdGenerated(generated)
+                .putAllAttributes(dev.mailbox.api.spi.StoredAttributes.encode(options)).setRequestId(requestId).setRequestIdGenerated(generated)
                 .setBatch(batch);
         if (options.groupId() != null) {
             r.setGroupId(options.groupId());
@@ -216,7 +216,7 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
         for (T body : bodies) {
             Objects.requireNonNull(body, "body");
             // the hosting mailbox checks its own limit; this only refuses what no mailbox could take
-            r.addBodies(ByteString.copyFrom(Bodies.encode(codec, body, options.attributes(), Limits.MAX_MESSAGE_BYTES,
+            r.addBodies(ByteString.copyFrom(Bodies.encode(codec, body, options, Limits.MAX_MESSAGE_BYTES,
                     name)));
         }
         SendRequest request = r.build();
@@ -304,7 +304,9 @@ public final class RemoteMailbox<T> implements Mailbox<T> {
                     .lateAcknowledge(reply.getLateAcknowledge()).fifo(reply.getFifo()).fairness(reply.getFairness())
                     .contentBasedDeduplication(reply.getContentBasedDeduplication()).holdsRuns(reply.getHoldsRuns())
                     // every object reaches the owner's one hosted object, so what that object keeps is shared
-                    .sharedDeliveryState(reply.getSharedDeliveryState()).build();
+                    .sharedDeliveryState(reply.getSharedDeliveryState())
+                    // the stored form carries them both ways, so they come back where the hosted object keeps them
+                    .systemAttributes(reply.getSystemAttributes()).build();
             capabilities = c;
         }
         return c;

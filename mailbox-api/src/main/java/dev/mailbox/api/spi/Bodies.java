@@ -3,6 +3,7 @@ package dev.mailbox.api.spi;
 import dev.mailbox.api.Codec;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.MessageTooLargeException;
+import dev.mailbox.api.SendOptions;
 import dev.mailbox.api.SerializationException;
 import org.jspecify.annotations.Nullable;
 
@@ -47,6 +48,39 @@ public final class Bodies {
      */
     public static <T> byte[] encode(Codec<T> codec, T body, Map<String, String> attributes, int maxMessageBytes,
                                     String mailbox) {
+        byte[] bytes = encode(codec, body, mailbox);
+        int size = Limits.messageSize(bytes.length, attributes);
+        if (size > maxMessageBytes) {
+            throw new MessageTooLargeException(mailbox, size, maxMessageBytes);
+        }
+        return bytes;
+    }
+
+    /**
+     * Encodes a body and checks the message's size, its typed attributes counted as SQS counts them
+     * ({@link Limits#messageSize(int, SendOptions)}).
+     *
+     * @param codec           the codec
+     * @param body            the body
+     * @param options         the send's options, whose attributes count
+     * @param maxMessageBytes the mailbox's limit
+     * @param mailbox         the mailbox's name, for messages
+     * @param <T>             the body type
+     * @return the bytes
+     * @throws SerializationException   if the codec fails in any way or returns null
+     * @throws MessageTooLargeException if body plus attributes exceed the limit
+     */
+    public static <T> byte[] encode(Codec<T> codec, T body, SendOptions options, int maxMessageBytes,
+                                    String mailbox) {
+        byte[] bytes = encode(codec, body, mailbox);
+        int size = Limits.messageSize(bytes.length, options);
+        if (size > maxMessageBytes) {
+            throw new MessageTooLargeException(mailbox, size, maxMessageBytes);
+        }
+        return bytes;
+    }
+
+    private static <T> byte[] encode(Codec<T> codec, T body, String mailbox) {
         byte[] bytes;
         try {
             bytes = codec.encode(body);
@@ -59,10 +93,6 @@ public final class Bodies {
         if (bytes == null) {
             throw new SerializationException("codec " + codec + " returned null for a " + body.getClass().getName()
                     + " in mailbox '" + mailbox + "'", null);
-        }
-        int size = Limits.messageSize(bytes.length, attributes);
-        if (size > maxMessageBytes) {
-            throw new MessageTooLargeException(mailbox, size, maxMessageBytes);
         }
         return bytes;
     }

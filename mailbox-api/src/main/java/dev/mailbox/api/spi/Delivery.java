@@ -20,6 +20,7 @@ public abstract class Delivery<T> implements Message<T> {
     private final String receiptHandle;
     private final int deliveryCount;
     private final Instant enqueuedAt;
+    private final Map<String, String> stored;
     private final Map<String, String> attributes;
     private final Object body;
     private final @Nullable String groupId;
@@ -31,7 +32,8 @@ public abstract class Delivery<T> implements Message<T> {
      * @param receiptHandle this delivery's handle
      * @param deliveryCount this delivery's number, from 1
      * @param enqueuedAt    when the message was sent
-     * @param attributes    the message's attributes, unmodifiable
+     * @param attributes    the message's attributes in the {@link StoredAttributes stored form} (plain string
+     *                      attributes as they are), unmodifiable
      * @param body          the decoded body, or a {@link Bodies.Undecodable}
      */
     protected Delivery(String mailbox, String id, String receiptHandle, int deliveryCount, Instant enqueuedAt,
@@ -45,7 +47,7 @@ public abstract class Delivery<T> implements Message<T> {
      * @param receiptHandle  this delivery's handle
      * @param deliveryCount  this delivery's number, from 1
      * @param enqueuedAt     when the message was sent
-     * @param attributes     the message's attributes, unmodifiable
+     * @param attributes     the message's attributes in the {@link StoredAttributes stored form}, unmodifiable
      * @param body           the decoded body, or a {@link Bodies.Undecodable}
      * @param groupId        the message's group id, or null (see {@link Message#groupId()})
      * @param sequenceNumber its sequence number on a FIFO mailbox, or null (see {@link Message#sequenceNumber()})
@@ -60,7 +62,8 @@ public abstract class Delivery<T> implements Message<T> {
         this.receiptHandle = Objects.requireNonNull(receiptHandle, "receiptHandle");
         this.deliveryCount = deliveryCount;
         this.enqueuedAt = Objects.requireNonNull(enqueuedAt, "enqueuedAt");
-        this.attributes = Objects.requireNonNull(attributes, "attributes");
+        this.stored = Objects.requireNonNull(attributes, "attributes");
+        this.attributes = StoredAttributes.plain(stored);
         this.body = Objects.requireNonNull(body, "body");
     }
 
@@ -92,6 +95,21 @@ public abstract class Delivery<T> implements Message<T> {
     @Override
     public final Map<String, String> attributes() {
         return attributes;
+    }
+
+    @Override
+    public final Map<String, dev.mailbox.api.AttributeValue> typedAttributes() {
+        return StoredAttributes.typed(stored);
+    }
+
+    @Override
+    public final Map<String, String> systemAttributes() {
+        return StoredAttributes.system(stored);
+    }
+
+    /** @return the attributes in the stored form, as given (for a backend that forwards the message) */
+    protected final Map<String, String> storedAttributes() {
+        return stored;
     }
 
     @Override

@@ -23,14 +23,14 @@ import org.jspecify.annotations.Nullable;
  */
 final class Actions {
 
-    /** Actions SQS has that this endpoint does not serve. */
-    private static final Set<String> UNSUPPORTED = Set.of("AddPermission", "RemovePermission", "StartMessageMoveTask",
-            "CancelMessageMoveTask", "ListMessageMoveTasks");
-    /** The actions {@link #run} serves. */
+    /** Actions SQS has that this endpoint does not serve: none left. */
+    private static final Set<String> UNSUPPORTED = Set.of();
+    /** The actions {@link #run} serves: every action of SQS's API (2012-11-05). */
     private static final Set<String> SERVED = Set.of("CreateQueue", "GetQueueUrl", "ListQueues", "DeleteQueue",
             "GetQueueAttributes", "SetQueueAttributes", "PurgeQueue", "TagQueue", "UntagQueue", "ListQueueTags",
             "ListDeadLetterSourceQueues", "SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessage",
-            "DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch");
+            "DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch", "AddPermission",
+            "RemovePermission", "StartMessageMoveTask", "ListMessageMoveTasks", "CancelMessageMoveTask");
 
     /**
      * Refuses an action this endpoint does not serve, as SQS does (InvalidAction, or UnsupportedOperation for one of
@@ -52,10 +52,17 @@ final class Actions {
 
     private final Context context;
     private final Messages messages;
+    private final MoveTasks moveTasks;
 
     Actions(Context context) {
         this.context = context;
         this.messages = new Messages(context);
+        this.moveTasks = new MoveTasks(context, messages);
+    }
+
+    /** Stops the message move tasks. */
+    void close() {
+        moveTasks.close();
     }
 
     /** @return the queue a call is about, for the authorizer: its URL's or path's, or the name it asks for */
@@ -65,6 +72,15 @@ final class Actions {
         }
         if (action.equals("ListQueues")) {
             return null;
+        }
+        if (action.equals("StartMessageMoveTask") || action.equals("ListMessageMoveTasks")) {
+            String arn = request.params().text("SourceArn");
+            return arn == null ? null : context.arns.queueName(arn);
+        }
+        if (action.equals("CancelMessageMoveTask")) {
+            String handle = request.params().text("TaskHandle");
+            MoveTasks.Task task = handle == null ? null : moveTasks.find(handle);
+            return task == null ? null : task.source;
         }
         try {
             return context.queueName(request);
@@ -93,6 +109,11 @@ final class Actions {
             case "DeleteMessageBatch" -> messages.deleteBatch(request);
             case "ChangeMessageVisibility" -> messages.changeVisibility(request);
             case "ChangeMessageVisibilityBatch" -> messages.changeVisibilityBatch(request);
+            case "AddPermission" -> addPermission(request);
+            case "RemovePermission" -> removePermission(request);
+            case "StartMessageMoveTask" -> startMessageMoveTask(request);
+            case "ListMessageMoveTasks" -> listMessageMoveTasks(request);
+            case "CancelMessageMoveTask" -> cancelMessageMoveTask(request);
             default -> {
                 requireServed(action);
                 throw new IllegalStateException("action " + action + " is served but has no case");
@@ -109,17 +130,23 @@ final class Actions {
     private ObjectNode createQueue(Context.Request request) {
         Params p = request.params();
         String name = p.required("QueueName");
-        Context.requireQueueName(name);
         Map<String, String> given = p.stringMap("Attributes");
-        Map<String, String> attributes = QueueAttributes.check(given, true, this::findOrNull, name, context.arns,
-                context.json);
+        boolean fifo = "true".equals(given.get(QueueAttributes.FIFO_QUEUE));
+        Context.requireQueueName(name, fifo);
+        Map<String, String> attributes = QueueAttributes.check(given, true, fifo, null, this::findOrNull, name,
+                context.arns, context.json);
         attributes.values().removeIf(String::isEmpty); // removing a policy means nothing on a new queue
         Map<String, String> tags = new LinkedHashMap<>(p.stringMap("Tags"));
         tags.putAll(p.stringMap("tags"));
         checkTags(tags, Set.of(), name);
         Instant now = context.clock.instant();
         QueueRecord proposed = new QueueRecord(name, attributes, tags, now, now);
-        QueueRecord stored = context.directory.createIfAbsent(proposed);
+        QueueRecord stored;
+        try {
+            stored = context.directory.createIfAbsent(proposed);
+        } catch (UnsupportedOperationException e) {
+            throw new SqsError(ErrorCode.UNSUPPORTED_OPERATION, String.valueOf(e.getMessage()));
+        }
         if (stored != proposed) {
             for (Map.Entry<String, String> e : attributes.entrySet()) {
                 if (!QueueAttributes.value(stored, e.getKey()).equals(e.getValue())) {
@@ -127,14 +154,35 @@ final class Actions {
                             + " different value for attribute " + e.getKey());
                 }
             }
+        } else if (fifo) {
+            requireFifoMailbox(name, request.principal());
         }
         return result().put("QueueUrl", context.url(request, name));
+    }
+
+    /**
+     * Refuses a new FIFO queue whose directory gave it a mailbox that is not FIFO (a backend without FIFO mailboxes
+     * yet): the queue is deleted again, and the caller told why, rather than served with no order.
+     */
+    private void requireFifoMailbox(String name, String principal) {
+        boolean fifo;
+        try {
+            fifo = context.mailbox(name, principal).capabilities().fifo();
+        } catch (RuntimeException e) {
+            context.directory.delete(name);
+            throw e;
+        }
+        if (!fifo) {
+            context.directory.delete(name);
+            throw new SqsError(ErrorCode.UNSUPPORTED_OPERATION, "FIFO queues are not supported by this endpoint's"
+                    + " backend (its mailboxes are not FIFO mailboxes); create a standard queue.");
+        }
     }
 
     private ObjectNode getQueueUrl(Context.Request request) {
         String name = request.params().required("QueueName");
         String owner = request.params().text("QueueOwnerAWSAccountId");
-        if ((owner != null && !owner.equals(context.accountId)) || !name.matches("[A-Za-z0-9_-]{1,80}")) {
+        if ((owner != null && !owner.equals(context.accountId)) || !Context.isQueueName(name)) {
             throw Context.doesNotExist();
         }
         context.record(name);
@@ -199,6 +247,7 @@ final class Actions {
             throw Context.doesNotExist();
         }
         context.deliveries.forget(name);
+        moveTasks.forget(name);
         return result();
     }
 
@@ -224,6 +273,9 @@ final class Actions {
         values.put("LastModifiedTimestamp", Long.toString(q.lastModifiedAt().getEpochSecond()));
         values.put("QueueArn", context.arns.arn(name));
         QueueAttributes.DEFAULTS.keySet().forEach(k -> values.put(k, QueueAttributes.value(q, k)));
+        if (q.fifo()) {
+            QueueAttributes.FIFO_DEFAULTS.keySet().forEach(k -> values.put(k, QueueAttributes.value(q, k)));
+        }
         values.putAll(q.attributes());
         ObjectNode attributes = result();
         values.forEach((k, v) -> {
@@ -238,13 +290,13 @@ final class Actions {
 
     private ObjectNode setQueueAttributes(Context.Request request) {
         String name = context.queueName(request);
-        context.record(name);
+        QueueRecord q = context.record(name);
         Map<String, String> given = request.params().stringMap("Attributes");
         if (given.isEmpty()) {
             throw SqsError.missing("Attribute.Name");
         }
-        Map<String, String> attributes = QueueAttributes.check(given, false, this::findOrNull, name, context.arns,
-                context.json);
+        Map<String, String> attributes = QueueAttributes.check(given, false, q.fifo(), q, this::findOrNull, name,
+                context.arns, context.json);
         update(name, new QueueUpdate(attributes, Map.of(), Set.of(), context.clock.instant()));
         return result();
     }
@@ -348,6 +400,128 @@ final class Actions {
     private void update(String name, QueueUpdate change) {
         if (context.directory.update(name, change).isEmpty()) {
             throw Context.doesNotExist();
+        }
+    }
+
+    // ---- permissions
+
+    private ObjectNode addPermission(Context.Request request) {
+        Params p = request.params();
+        String name = context.queueName(request);
+        String label = p.required("Label");
+        List<String> principals = p.strings("AWSAccountIds");
+        List<String> actions = p.strings("Actions");
+        // read, changed and written back whole: two AddPermissions on one queue at the same instant may keep only
+        // one statement (the directory sets attribute values, it does not merge policies); for an administrative
+        // call that is rare, and the caller sees its statement missing in the Policy
+        QueueRecord q = context.record(name);
+        String policy = Permissions.add(q.attributes().get(QueueAttributes.POLICY), context.arns.arn(name), label,
+                principals, actions, context.json);
+        update(name, new QueueUpdate(Map.of(QueueAttributes.POLICY, policy), Map.of(), Set.of(), context.clock.instant()));
+        return result();
+    }
+
+    private ObjectNode removePermission(Context.Request request) {
+        String name = context.queueName(request);
+        String label = request.params().required("Label");
+        QueueRecord q = context.record(name);
+        String policy = Permissions.remove(q.attributes().get(QueueAttributes.POLICY), label, context.json);
+        update(name, new QueueUpdate(Map.of(QueueAttributes.POLICY, policy), Map.of(), Set.of(), context.clock.instant()));
+        return result();
+    }
+
+    /**
+     * @return whether the queue's policy (AddPermission's statements) lets the principal make the call: asked only
+     *         when the authorizer alone refuses it
+     */
+    boolean policyAllows(String principal, String action, @Nullable String queue) {
+        if (queue == null || !Permissions.GRANTABLE.contains(grantedAs(action))) {
+            return false;
+        }
+        QueueRecord q = findOrNull(queue);
+        return q != null && Permissions.allows(q.attributes().get(QueueAttributes.POLICY), principal, action,
+                context.arns.arn(queue), context.json);
+    }
+
+    private static String grantedAs(String action) {
+        return action.endsWith("Batch") ? action.substring(0, action.length() - "Batch".length()) : action;
+    }
+
+    // ---- message move tasks
+
+    private ObjectNode startMessageMoveTask(Context.Request request) {
+        Params p = request.params();
+        String sourceArn = p.required("SourceArn");
+        String source = existingQueue(sourceArn, "SourceArn");
+        QueueRecord sourceRecord = context.record(source);
+        String destinationArn = p.text("DestinationArn");
+        String destination = destinationArn == null ? null : existingQueue(destinationArn, "DestinationArn");
+        Integer rate = p.integer("MaxNumberOfMessagesPerSecond", 1, MoveTasks.MAX_RATE,
+                "MaxNumberOfMessagesPerSecond must be an integer between 1 and " + MoveTasks.MAX_RATE);
+        if (!isDeadLetterQueue(source)) {
+            throw SqsError.invalidParameter("Source queue must be configured as a Dead Letter Queue.");
+        }
+        if (destination != null) {
+            if (destination.equals(source)) {
+                throw SqsError.invalidParameter("Source and destination queues must be different.");
+            }
+            if (context.record(destination).fifo() != sourceRecord.fifo()) {
+                throw SqsError.invalidParameter("Source and destination queues must be of the same type.");
+            }
+            if (!context.authorizer.allows(request.principal(), "SendMessage", destination)
+                    && !policyAllows(request.principal(), "SendMessage", destination)) {
+                throw new SqsError(ErrorCode.ACCESS_DENIED, "User: " + request.principal() + " is not authorized to"
+                        + " perform: sqs:SendMessage on resource: " + destination);
+            }
+        }
+        long toMove = context.mailbox(source, request.principal()).approximateCount();
+        String handle = moveTasks.start(source, destination, rate, request.principal(), toMove);
+        return result().put("TaskHandle", handle);
+    }
+
+    private ObjectNode listMessageMoveTasks(Context.Request request) {
+        Params p = request.params();
+        String source = existingQueue(p.required("SourceArn"), "SourceArn");
+        Integer max = p.integer("MaxResults", 1, 10, "MaxResults must be an integer between 1 and 10");
+        ObjectNode out = result();
+        ArrayNode results = out.putArray("Results");
+        moveTasks.list(source, max == null ? 1 : max).forEach(results::add);
+        return out;
+    }
+
+    private ObjectNode cancelMessageMoveTask(Context.Request request) {
+        long moved = moveTasks.cancel(request.params().required("TaskHandle"));
+        return result().put("ApproximateNumberOfMessagesMoved", moved);
+    }
+
+    /** @return the queue an ARN names; ResourceNotFoundException if it names none here */
+    private String existingQueue(String arn, String parameter) {
+        String name = context.arns.queueName(arn);
+        if (name == null || findOrNull(name) == null) {
+            throw new SqsError(ErrorCode.RESOURCE_NOT_FOUND, "The resource that you specified for the " + parameter
+                    + " parameter doesn't exist.");
+        }
+        return name;
+    }
+
+    /** @return whether some queue names this one as its dead-letter queue */
+    private boolean isDeadLetterQueue(String queue) {
+        String from = "";
+        while (true) {
+            List<String> chunk = context.directory.list("", from, MAX_LIST);
+            for (String candidate : chunk) {
+                QueueRecord r = findOrNull(candidate);
+                if (r != null) {
+                    QueueAttributes.Redrive redrive = context.settings(r).redrive();
+                    if (redrive != null && redrive.deadLetterQueue().equals(queue)) {
+                        return true;
+                    }
+                }
+            }
+            if (chunk.size() < MAX_LIST) {
+                return false;
+            }
+            from = chunk.get(chunk.size() - 1);
         }
     }
 }

@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
 /** What every action needs: the directory, ARNs and URLs, the clock and the endpoint's own delivery records. */
 final class Context {
 
-    private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]{1,80}");
+    private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\\.fifo");
 
     final QueueDirectory directory;
     final Arns arns;
@@ -20,6 +20,8 @@ final class Context {
     final Clock clock;
     final ObjectMapper json;
     final Deliveries deliveries = new Deliveries();
+    final ReceiveAttempts attempts = new ReceiveAttempts();
+    final Sequences sequences;
     final SqsAuthorizer authorizer;
 
     Context(QueueDirectory directory, SqsAuthorizer authorizer, String region, String accountId, Clock clock,
@@ -30,6 +32,7 @@ final class Context {
         this.accountId = accountId;
         this.clock = clock;
         this.json = json;
+        this.sequences = new Sequences(clock);
     }
 
     /**
@@ -93,15 +96,40 @@ final class Context {
         return QueueAttributes.settings(record, arns, json);
     }
 
-    static void requireQueueName(String name) {
-        if (name.endsWith(".fifo")) {
-            throw new SqsError(ErrorCode.UNSUPPORTED_OPERATION, "FIFO queues are not supported by this endpoint;"
-                    + " create a standard queue.");
+    /**
+     * @param name a queue name CreateQueue was given
+     * @param fifo whether the queue is to be FIFO
+     * @throws SqsError InvalidParameterValue, as SQS words it, for a name its kind may not have
+     */
+    static void requireQueueName(String name, boolean fifo) {
+        if (fifo ? !name.matches("[A-Za-z0-9_-]{1,75}\\.fifo") : !name.matches("[A-Za-z0-9_-]{1,80}")) {
+            throw SqsError.invalidParameter(fifo
+                    ? "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores,"
+                    + " must end with .fifo suffix and be 1 to 80 in length."
+                    : "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length");
         }
-        if (!QUEUE_NAME.matcher(name).matches()) {
-            throw SqsError.invalidParameter("Can only include alphanumeric characters, hyphens, or underscores. 1 to"
-                    + " 80 in length");
+    }
+
+    /** @return whether a queue name is one SQS could have given (either kind) */
+    static boolean isQueueName(String name) {
+        return QUEUE_NAME.matcher(name).matches();
+    }
+
+    private static final Pattern UUID_FORM = Pattern.compile(
+            "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+
+    /**
+     * The MessageId a message has on the wire: SQS's are UUIDs, and clients rely on it (Spring Cloud AWS parses
+     * them as {@link java.util.UUID}), so a mailbox id of another form (the in-memory and Redis backends' counters)
+     * is shown as the name-based UUID of the queue and the id: the same for every answer about the message, and
+     * different in every queue.
+     */
+    static String messageId(String queue, String mailboxId) {
+        if (UUID_FORM.matcher(mailboxId).matches()) {
+            return mailboxId;
         }
+        return java.util.UUID.nameUUIDFromBytes((queue + '\n' + mailboxId).getBytes(
+                java.nio.charset.StandardCharsets.UTF_8)).toString();
     }
 
     static SqsError doesNotExist() {

@@ -32,6 +32,41 @@ final class Deliveries {
         }
     };
 
+    /**
+     * When the deliveries of FIFO queues end, by queue and handle: SQS refuses a FIFO message's handle once its
+     * visibility timeout ended, where the mailbox (which lets the most recent handle delete late) would not.
+     */
+    private final Map<String, Long> fifoVisibleUntil = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+            return size() > MAX_TRACKED;
+        }
+    };
+
+    /** Records when a FIFO delivery's visibility ends (received, or changed). */
+    void fifoVisibleUntil(String queue, String handle, long visibleAtMillis) {
+        synchronized (fifoVisibleUntil) {
+            fifoVisibleUntil.put(queue + '\n' + handle, visibleAtMillis);
+        }
+    }
+
+    /**
+     * @return whether a FIFO delivery's visibility has ended, as far as this endpoint saw it (false when it did not
+     *         see the delivery: another node's, or forgotten past {@value #MAX_TRACKED})
+     */
+    boolean fifoLapsed(String queue, String handle, long nowMillis) {
+        synchronized (fifoVisibleUntil) {
+            Long until = fifoVisibleUntil.get(queue + '\n' + handle);
+            return until != null && until <= nowMillis;
+        }
+    }
+
+    private void fifoForget(String queue, String handle) {
+        synchronized (fifoVisibleUntil) {
+            fifoVisibleUntil.remove(queue + '\n' + handle);
+        }
+    }
+
     private QueueState state(String queue) {
         return queues.computeIfAbsent(queue, q -> new QueueState());
     }
@@ -56,6 +91,7 @@ final class Deliveries {
     }
 
     void deleted(String queue, String handle) {
+        fifoForget(queue, handle);
         QueueState s = queues.get(queue);
         if (s != null) {
             s.inFlightUntil.remove(handle);
@@ -80,6 +116,9 @@ final class Deliveries {
         String prefix = queue + '\n';
         synchronized (firstReceived) {
             firstReceived.keySet().removeIf(k -> k.startsWith(prefix));
+        }
+        synchronized (fifoVisibleUntil) {
+            fifoVisibleUntil.keySet().removeIf(k -> k.startsWith(prefix));
         }
     }
 

@@ -1,6 +1,6 @@
 package dev.mailbox.sqsendpoint.internal;
 
-import dev.mailbox.sqsendpoint.SqsMessageAttribute;
+import dev.mailbox.api.AttributeValue;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -31,13 +31,13 @@ final class Digests {
     }
 
     /** @return the attributes' digest, or null when there are none (SQS then sends none) */
-    static @Nullable String ofAttributes(Map<String, SqsMessageAttribute> attributes) {
+    static @Nullable String ofAttributes(Map<String, AttributeValue> attributes) {
         if (attributes.isEmpty()) {
             return null;
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream(128);
-        for (Map.Entry<String, SqsMessageAttribute> e : new TreeMap<>(attributes).entrySet()) {
-            SqsMessageAttribute a = e.getValue();
+        for (Map.Entry<String, AttributeValue> e : new TreeMap<>(attributes).entrySet()) {
+            AttributeValue a = e.getValue();
             lengthAndBytes(out, e.getKey().getBytes(StandardCharsets.UTF_8));
             lengthAndBytes(out, a.dataType().getBytes(StandardCharsets.UTF_8));
             if (a.isBinary()) {

@@ -173,6 +173,7 @@ public final class EndpointServer implements SqsEndpoint, HttpHandler {
             Thread.currentThread().interrupt();
         }
         listener.close();
+        actions.close();
         calls.pool().shutdownNow();
         receives.pool().shutdownNow();
         LOG.info("SQS endpoint on {} stopped", url());
@@ -280,7 +281,8 @@ public final class EndpointServer implements SqsEndpoint, HttpHandler {
             Actions.requireServed(action);
             call = new Context.Request(parsed.params(), baseUrl(request), pathQueue(raw), principal, true);
             String queue = actions.queueOf(action, call);
-            if (!settings.authorizer().allows(principal, action, queue)) {
+            if (!settings.authorizer().allows(principal, action, queue)
+                    && !actions.policyAllows(principal, action, queue)) {
                 throw new SqsError(ErrorCode.ACCESS_DENIED, "User: " + principal + " is not authorized to perform:"
                         + " sqs:" + action + (queue == null ? "" : " on resource: " + queue));
             }

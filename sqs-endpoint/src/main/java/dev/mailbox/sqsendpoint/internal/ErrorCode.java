@@ -9,7 +9,9 @@ package dev.mailbox.sqsendpoint.internal;
 enum ErrorCode {
     QUEUE_DOES_NOT_EXIST("AWS.SimpleQueueService.NonExistentQueue", Shape.SQS + "QueueDoesNotExist", 400),
     QUEUE_NAME_EXISTS("QueueAlreadyExists", Shape.SQS + "QueueNameExists", 400),
-    RECEIPT_HANDLE_IS_INVALID("ReceiptHandleIsInvalid", Shape.SQS + "ReceiptHandleIsInvalid", 400),
+    // 404, as SQS's own model has it (awsQueryError ReceiptHandleIsInvalid, 404)
+    RECEIPT_HANDLE_IS_INVALID("ReceiptHandleIsInvalid", Shape.SQS + "ReceiptHandleIsInvalid", 404),
+    RESOURCE_NOT_FOUND("ResourceNotFoundException", Shape.SQS + "ResourceNotFoundException", 404),
     MESSAGE_NOT_INFLIGHT("AWS.SimpleQueueService.MessageNotInflight", Shape.SQS + "MessageNotInflight", 400),
     INVALID_ATTRIBUTE_NAME("InvalidAttributeName", Shape.SQS + "InvalidAttributeName", 400),
     INVALID_ATTRIBUTE_VALUE("InvalidAttributeValue", Shape.SQS + "InvalidAttributeValue", 400),

@@ -1,15 +1,16 @@
 package dev.mailbox.sqsendpoint.internal;
 
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxException;
 import dev.mailbox.sqsendpoint.QueueDirectory;
+import dev.mailbox.sqsendpoint.QueueDirectory.QueueOpener;
 import dev.mailbox.sqsendpoint.QueueRecord;
 import dev.mailbox.sqsendpoint.QueueUpdate;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.function.Function;
 
 /**
  * {@link QueueDirectory#inMemory}: records and mailboxes in one sorted concurrent map. Each queue's mailbox is
@@ -20,18 +21,18 @@ public final class InMemoryQueueDirectory implements QueueDirectory {
     private record Queue(QueueRecord record, Mailbox<byte[]> mailbox) {
     }
 
-    private final Function<String, Mailbox<byte[]>> opener;
+    private final QueueOpener opener;
     private final ConcurrentSkipListMap<String, Queue> queues = new ConcurrentSkipListMap<>();
 
-    /** @param opener makes a new queue's mailbox from its name */
-    public InMemoryQueueDirectory(Function<String, Mailbox<byte[]>> opener) {
+    /** @param opener makes a new queue's mailbox */
+    public InMemoryQueueDirectory(QueueOpener opener) {
         this.opener = Objects.requireNonNull(opener, "opener");
     }
 
     @Override
     public QueueRecord createIfAbsent(QueueRecord queue) {
-        return queues.computeIfAbsent(queue.name(), n -> new Queue(queue, Objects.requireNonNull(opener.apply(n),
-                "the opener returned no mailbox"))).record();
+        return queues.computeIfAbsent(queue.name(), n -> new Queue(queue, Objects.requireNonNull(opener.open(n,
+                queue.fifo() ? FifoOptions.defaults() : null), "the opener returned no mailbox"))).record();
     }
 
     @Override

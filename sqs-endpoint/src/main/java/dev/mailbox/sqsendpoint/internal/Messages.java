@@ -2,6 +2,8 @@ package dev.mailbox.sqsendpoint.internal;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.mailbox.api.AttributeValue;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.MailboxException;
@@ -13,7 +15,6 @@ import dev.mailbox.api.ReceiptHandleExpiredException;
 import dev.mailbox.api.ReceiveOptions;
 import dev.mailbox.api.SendOptions;
 import dev.mailbox.sqsendpoint.QueueRecord;
-import dev.mailbox.sqsendpoint.SqsMessageAttribute;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -26,19 +27,20 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.BiConsumer;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The message actions: send, receive (with retention and redrive), delete and change visibility, one and batch. */
+/**
+ * The message actions: send, receive (with retention, redrive and FIFO receive attempts), delete and change
+ * visibility, one and batch; and {@link #forward}, the copy of a message into another queue that a redrive and a
+ * message move task make.
+ */
 final class Messages {
 
     private static final Logger LOG = LoggerFactory.getLogger(Messages.class);
     private static final Pattern BATCH_ID = Pattern.compile("[A-Za-z0-9_-]{1,80}");
-    private static final Set<String> SYSTEM_ATTRIBUTES = Set.of("SenderId", "SentTimestamp",
-            "ApproximateReceiveCount", "ApproximateFirstReceiveTimestamp");
     /** How often one ReceiveMessage asks the mailbox again when everything it got was expired or dead-lettered. */
     private static final int MAX_ROUNDS = 10;
 
@@ -53,10 +55,26 @@ final class Messages {
     ObjectNode send(Context.Request request) {
         String name = context.queueName(request);
         QueueAttributes.Settings queue = context.settings(context.record(name));
-        Outgoing out = Outgoing.of(request.params(), queue);
-        String id = sendFailingAsSqs(() -> context.mailbox(name, request.principal()).send(out.bytes(), out.options()), queue);
-        sent(name, id, out);
-        return sendResult(context.json.createObjectNode(), out, id);
+        Outgoing out = Outgoing.of(request.params(), queue, request.principal());
+        Mailbox<byte[]> mailbox = context.mailbox(name, request.principal());
+        return sendResult(context.json.createObjectNode(), name, store(name, mailbox, out, queue), out);
+    }
+
+    /** What one stored message is answered with: its id and, on a FIFO queue, its sequence number. */
+    private record Stored(String id, @Nullable String sequenceNumber) {
+    }
+
+    /** Stores one message; a FIFO message gets its sequence number here, just before it is stored. */
+    private Stored store(String name, Mailbox<byte[]> mailbox, Outgoing out, QueueAttributes.Settings queue) {
+        if (!queue.fifo()) {
+            String id = sendFailingAsSqs(() -> mailbox.send(out.bytes(), out.options()), queue);
+            sent(name, id, out);
+            return new Stored(id, null);
+        }
+        String sequence = context.sequences.next();
+        String id = sendFailingAsSqs(() -> mailbox.send(out.bytes(), out.options()
+                .withSystemAttribute(Outgoing.SEQUENCE_NUMBER, sequence)), queue);
+        return new Stored(id, context.sequences.settled(name, id, sequence));
     }
 
     ObjectNode sendBatch(Context.Request request) {
@@ -76,37 +94,55 @@ final class Messages {
                     + limit + " bytes. You have sent " + total + " bytes.");
         }
         Batch batch = new Batch(context);
-        // entries with the same delay and attributes go to the mailbox as one batch
-        Map<SendOptions, List<Integer>> groups = new LinkedHashMap<>();
         Outgoing[] outs = new Outgoing[entries.size()];
         for (int i = 0; i < entries.size(); i++) {
             try {
-                outs[i] = Outgoing.of(entries.get(i), queue);
-                groups.computeIfAbsent(outs[i].options(), k -> new ArrayList<>()).add(i);
+                outs[i] = Outgoing.of(entries.get(i), queue, request.principal());
             } catch (SqsError e) {
                 batch.failed(entries.get(i).required("Id"), e, true);
             }
         }
-        String[] ids = new String[entries.size()];
+        Stored[] stored = new Stored[entries.size()];
         Mailbox<byte[]> mailbox = context.mailbox(name, request.principal());
-        for (Map.Entry<SendOptions, List<Integer>> g : groups.entrySet()) {
-            List<Integer> members = g.getValue();
-            try {
-                List<String> stored = sendFailingAsSqs(() -> members.size() == 1
-                        ? List.of(mailbox.send(outs[members.get(0)].bytes(), g.getKey()))
-                        : mailbox.sendBatch(members.stream().map(i -> outs[i].bytes()).toList(), g.getKey()), queue);
-                for (int k = 0; k < members.size(); k++) {
-                    ids[members.get(k)] = stored.get(k);
-                    sent(name, stored.get(k), outs[members.get(k)]);
+        if (queue.fifo()) {
+            // each entry has its own group and deduplication id: stored one by one, in the batch's order, which
+            // is each group's order
+            for (int i = 0; i < outs.length; i++) {
+                if (outs[i] != null) {
+                    try {
+                        stored[i] = store(name, mailbox, outs[i], queue);
+                    } catch (SqsError e) {
+                        batch.failed(entries.get(i).required("Id"), e, e.code.status < 500);
+                    }
                 }
-            } catch (SqsError e) {
-                members.forEach(i -> batch.failed(entries.get(i).required("Id"), e, e.code.status < 500));
+            }
+        } else {
+            // entries with the same delay, attributes and group go to the mailbox as one batch
+            Map<SendOptions, List<Integer>> groups = new LinkedHashMap<>();
+            for (int i = 0; i < outs.length; i++) {
+                if (outs[i] != null) {
+                    groups.computeIfAbsent(outs[i].options(), k -> new ArrayList<>()).add(i);
+                }
+            }
+            for (Map.Entry<SendOptions, List<Integer>> g : groups.entrySet()) {
+                List<Integer> members = g.getValue();
+                try {
+                    List<String> ids = sendFailingAsSqs(() -> members.size() == 1
+                            ? List.of(mailbox.send(outs[members.get(0)].bytes(), g.getKey()))
+                            : mailbox.sendBatch(members.stream().map(i -> outs[i].bytes()).toList(), g.getKey()), queue);
+                    for (int k = 0; k < members.size(); k++) {
+                        stored[members.get(k)] = new Stored(ids.get(k), null);
+                        sent(name, ids.get(k), outs[members.get(k)]);
+                    }
+                } catch (SqsError e) {
+                    members.forEach(i -> batch.failed(entries.get(i).required("Id"), e, e.code.status < 500));
+                }
             }
         }
         for (int i = 0; i < entries.size(); i++) {
-            if (ids[i] != null) {
+            if (stored[i] != null) {
                 batch.succeeded(sendResult(context.json.createObjectNode().put("Id", entries.get(i).required("Id")),
-                        outs[i], ids[i]));
+                        name, stored[i], outs[i]));
             }
         }
         return batch.result();
@@ -120,13 +156,16 @@ final class Messages {
         }
     }
 
-    private static ObjectNode sendResult(ObjectNode out, Outgoing message, String id) {
-        out.put("MessageId", id).put("MD5OfMessageBody", message.md5OfBody());
+    private static ObjectNode sendResult(ObjectNode out, String queue, Stored stored, Outgoing message) {
+        out.put("MessageId", Context.messageId(queue, stored.id())).put("MD5OfMessageBody", message.md5OfBody());
         if (message.md5OfAttributes() != null) {
             out.put("MD5OfMessageAttributes", message.md5OfAttributes());
         }
         if (message.md5OfSystemAttributes() != null) {
             out.put("MD5OfMessageSystemAttributes", message.md5OfSystemAttributes());
+        }
+        if (stored.sequenceNumber() != null) {
+            out.put("SequenceNumber", stored.sequenceNumber());
         }
         return out;
     }
@@ -147,6 +186,48 @@ final class Messages {
         }
     }
 
+    /**
+     * Copies a message into another queue, as a redrive and a message move task do: its body, its attributes with
+     * their types and its system attributes (SenderId, trace header, ...) kept, {@code system} set on top (null
+     * values removed). Into a FIFO queue it goes to its group (or its tenant's name, or {@code default}) with a
+     * deduplication id made from its id, so a copy made twice (a move retried after a failure) is stored once,
+     * and a new sequence number.
+     *
+     * @return the id of the copy
+     * @throws MailboxException         if the target refuses it or cannot be reached
+     * @throws IllegalArgumentException if the target refuses its options
+     */
+    String forward(String target, QueueRecord targetRecord, String principal, Message<byte[]> m,
+                   Map<String, @Nullable String> system) {
+        SendOptions options = SendOptions.defaults().withTypedAttributes(m.typedAttributes());
+        Map<String, String> systemAttributes = new LinkedHashMap<>(m.systemAttributes());
+        system.forEach((k, v) -> {
+            if (v == null) {
+                systemAttributes.remove(k);
+            } else {
+                systemAttributes.put(k, v);
+            }
+        });
+        String group = m.groupId() != null ? m.groupId() : systemAttributes.get(Outgoing.GROUP_ID);
+        if (targetRecord.fifo()) {
+            String key = FifoOptions.contentDeduplicationId(("forwarded\n" + m.id()).getBytes(StandardCharsets.UTF_8));
+            systemAttributes.putIfAbsent(Outgoing.DEDUPLICATION_ID, key);
+            systemAttributes.put(Outgoing.SEQUENCE_NUMBER, context.sequences.next());
+            options = options.withGroupId(group != null ? group : "default").withDeduplicationId(key);
+        } else {
+            systemAttributes.remove(Outgoing.SEQUENCE_NUMBER);
+            systemAttributes.remove(Outgoing.DEDUPLICATION_ID);
+            if (group != null) {
+                options = options.withGroupId(group);
+                systemAttributes.put(Outgoing.GROUP_ID, group);
+            }
+        }
+        for (Map.Entry<String, String> e : systemAttributes.entrySet()) {
+            options = options.withSystemAttribute(e.getKey(), e.getValue());
+        }
+        return context.mailbox(target, principal).send(m.body(), options);
+    }
+
     // ---- receive
 
     ObjectNode receive(Context.Request request) {
@@ -159,11 +240,27 @@ final class Messages {
                 "VisibilityTimeout must be an integer between 0 and 43200");
         Integer wait = p.integer("WaitTimeSeconds", 0, 20, "Must be >= 0 and <= 20, if provided");
         int visibilitySeconds = visibility != null ? visibility : queue.visibilityTimeout();
-        Set<String> system = new HashSet<>(p.strings("AttributeNames"));
+        List<String> system = new ArrayList<>(p.strings("AttributeNames"));
         system.addAll(p.strings("MessageSystemAttributeNames"));
-        AttributeFilter filter = new AttributeFilter(p.strings("MessageAttributeNames"));
+        Selector systemSelector = new Selector(system);
+        Selector filter = new Selector(p.strings("MessageAttributeNames"));
+        String attemptId = p.text("ReceiveRequestAttemptId");
+        if (attemptId != null && !Outgoing.TOKEN.matcher(attemptId).matches()) {
+            throw SqsError.invalidParameter("Value " + attemptId + " for parameter ReceiveRequestAttemptId is invalid."
+                    + " Reason: ReceiveRequestAttemptId can only include alphanumeric and punctuation characters. 1 to"
+                    + " 128 in length.");
+        }
+        // only FIFO queues deduplicate receives, as on SQS; a standard queue ignores the id
+        String attemptKey = queue.fifo() && attemptId != null
+                ? ReceiveAttempts.key(name, request.principal(), attemptId) : null;
 
         Mailbox<byte[]> mailbox = context.mailbox(name, request.principal());
+        if (attemptKey != null) {
+            ObjectNode again = retried(attemptKey, mailbox);
+            if (again != null) {
+                return again;
+            }
+        }
         // a delivery that is visible again at once could not be moved to a dead-letter queue or expired (its handle
         // would be stale before it is used), so such receives hold messages for a second and let them go after
         Duration held = Duration.ofSeconds(Math.max(1, visibilitySeconds));
@@ -192,14 +289,53 @@ final class Messages {
         ObjectNode out = context.json.createObjectNode();
         ArrayNode list = out.putArray("Messages");
         long now = context.clock.millis();
+        List<ObjectNode> rendered = new ArrayList<>();
+        List<String> handles = new ArrayList<>();
         for (Message<byte[]> m : kept) {
             if (visibilitySeconds == 0) {
                 letGo(mailbox, m);
             }
             long firstReceived = context.deliveries.received(name, m.id(), m.receiptHandle(),
                     now + visibilitySeconds * 1000L, now);
-            list.add(rendered(m, system, filter, firstReceived));
+            if (queue.fifo()) {
+                context.deliveries.fifoVisibleUntil(name, m.receiptHandle(), now + visibilitySeconds * 1000L);
+            }
+            ObjectNode one = rendered(name, m, systemSelector, filter, firstReceived, queue);
+            list.add(one);
+            rendered.add(one);
+            handles.add(m.receiptHandle());
         }
+        if (attemptKey != null && !kept.isEmpty() && visibilitySeconds > 0) {
+            context.attempts.put(attemptKey, new ReceiveAttempts.Attempt(List.copyOf(rendered), List.copyOf(handles),
+                    visibilitySeconds, now + ReceiveAttempts.WINDOW_MILLIS));
+        }
+        return out;
+    }
+
+    /**
+     * A FIFO receive retried with the attempt id of one this endpoint answered: the same messages and handles, their
+     * visibility timeout started again; null when the attempt is unknown, expired, or one of its messages was
+     * settled since (then the receive is a new one).
+     */
+    private @Nullable ObjectNode retried(String key, Mailbox<byte[]> mailbox) {
+        long now = context.clock.millis();
+        ReceiveAttempts.Attempt attempt = context.attempts.get(key, now);
+        if (attempt == null) {
+            return null;
+        }
+        try {
+            for (String handle : attempt.handles()) {
+                mailbox.extendVisibility(handle, Duration.ofSeconds(attempt.visibilitySeconds()));
+            }
+        } catch (ReceiptHandleExpiredException | IllegalArgumentException settled) {
+            context.attempts.forget(key);
+            return null;
+        } catch (MailboxUnavailableException e) {
+            throw unavailable(e);
+        }
+        ObjectNode out = context.json.createObjectNode();
+        ArrayNode list = out.putArray("Messages");
+        attempt.messages().forEach(m -> list.add(m.deepCopy()));
         return out;
     }
 
@@ -227,8 +363,9 @@ final class Messages {
     }
 
     /**
-     * Moves a message received more than maxReceiveCount times to the dead-letter queue: sent there first, then
-     * deleted here, so it is never lost (if the second step fails it is in both, and this receive skips it).
+     * Moves a message received more than maxReceiveCount times to the dead-letter queue: sent there first (with
+     * its attributes, system attributes and group, and DeadLetterQueueSourceArn naming this queue), then deleted
+     * here, so it is never lost (if the second step fails it is in both, and this receive skips it).
      */
     private boolean deadLettered(String queue, Mailbox<byte[]> mailbox, Message<byte[]> m,
                                  QueueAttributes.Settings settings, String principal) {
@@ -236,7 +373,8 @@ final class Messages {
         if (redrive == null || m.deliveryCount() <= redrive.maxReceiveCount()) {
             return false;
         }
-        if (context.directory.get(redrive.deadLetterQueue()).isEmpty()) {
+        QueueRecord dlq = context.directory.get(redrive.deadLetterQueue()).orElse(null);
+        if (dlq == null) {
             LOG.warn("queue '{}': dead-letter queue '{}' does not exist; message {} is delivered instead", queue,
                     redrive.deadLetterQueue(), m.id());
             return false;
@@ -250,8 +388,8 @@ final class Messages {
         }
         try {
             // as the receiving principal: a directory that checks rights checks that it may send there too
-            context.mailbox(redrive.deadLetterQueue(), principal).send(m.body(),
-                    SendOptions.defaults().withAttributes(m.attributes()));
+            forward(redrive.deadLetterQueue(), dlq, principal, m,
+                    Map.of(Outgoing.DEAD_LETTER_SOURCE, context.arns.arn(queue)));
         } catch (MailboxException | IllegalArgumentException e) {
             LOG.warn("queue '{}': could not move message {} to dead-letter queue '{}' ({}); it stays and is delivered",
                     queue, m.id(), redrive.deadLetterQueue(), e.toString());
@@ -274,37 +412,43 @@ final class Messages {
         }
     }
 
-    private ObjectNode rendered(Message<byte[]> m, Set<String> system, AttributeFilter filter, long firstReceived) {
-        Map<String, SqsMessageAttribute> attributes = new LinkedHashMap<>();
-        m.attributes().forEach((k, v) -> attributes.put(k, SqsMessageAttribute.decode(v)));
-        SqsMessageAttribute trace = attributes.remove(Outgoing.TRACE_HEADER); // a system attribute, not a message one
+    private ObjectNode rendered(String name, Message<byte[]> m, Selector system, Selector filter, long firstReceived,
+                                QueueAttributes.Settings queue) {
+        Map<String, AttributeValue> attributes = new LinkedHashMap<>(m.typedAttributes());
+        Map<String, String> kept = m.systemAttributes();
         String body = text(m.body());
         if (body == null) {
             // bytes SQS cannot carry as text: SqsMailbox's convention
             body = Base64.getEncoder().encodeToString(m.body());
-            attributes.put(Outgoing.ENCODING_ATTRIBUTE, SqsMessageAttribute.string("base64"));
+            attributes.put(Outgoing.ENCODING_ATTRIBUTE, AttributeValue.string("base64"));
         }
         ObjectNode out = context.json.createObjectNode();
-        out.put("MessageId", m.id()).put("ReceiptHandle", m.receiptHandle())
+        out.put("MessageId", Context.messageId(name, m.id())).put("ReceiptHandle", m.receiptHandle())
                 .put("MD5OfBody", Digests.ofBody(body)).put("Body", body);
-        boolean all = system.contains("All");
         ObjectNode attrs = context.json.createObjectNode();
-        BiConsumer<String, String> put = (k, v) -> {
-            if (all || system.contains(k)) {
+        java.util.function.BiConsumer<String, @Nullable String> put = (k, v) -> {
+            if (v != null && system.matches(k)) {
                 attrs.put(k, v);
             }
         };
-        put.accept("SenderId", context.accountId);
+        String sender = kept.get(Outgoing.SENDER_ID);
+        put.accept(Outgoing.SENDER_ID, sender != null ? sender : context.accountId);
         put.accept("SentTimestamp", Long.toString(m.enqueuedAt().toEpochMilli()));
         put.accept("ApproximateReceiveCount", Integer.toString(m.deliveryCount()));
         put.accept("ApproximateFirstReceiveTimestamp", Long.toString(firstReceived));
-        if (trace != null && trace.stringValue() != null) {
-            put.accept(Outgoing.TRACE_HEADER, trace.stringValue());
+        put.accept(Outgoing.TRACE_HEADER, kept.get(Outgoing.TRACE_HEADER));
+        String group = m.groupId() != null ? m.groupId() : kept.get(Outgoing.GROUP_ID);
+        put.accept(Outgoing.GROUP_ID, group);
+        if (queue.fifo()) {
+            put.accept(Outgoing.DEDUPLICATION_ID, kept.get(Outgoing.DEDUPLICATION_ID));
+            String sequence = kept.get(Outgoing.SEQUENCE_NUMBER);
+            put.accept(Outgoing.SEQUENCE_NUMBER, sequence != null ? sequence : m.sequenceNumber());
         }
+        put.accept(Outgoing.DEAD_LETTER_SOURCE, kept.get(Outgoing.DEAD_LETTER_SOURCE));
         if (!attrs.isEmpty()) {
             out.set("Attributes", attrs);
         }
-        Map<String, SqsMessageAttribute> returned = new LinkedHashMap<>();
+        Map<String, AttributeValue> returned = new LinkedHashMap<>();
         attributes.forEach((k, v) -> {
             if (filter.matches(k)) {
                 returned.put(k, v);
@@ -343,8 +487,11 @@ final class Messages {
         return s.isEmpty() ? null : s;
     }
 
-    /** Which message attributes a receive asked for: names, {@code prefix.*}, or {@code All} / {@code .*}. */
-    private record AttributeFilter(List<String> names) {
+    /**
+     * Which attributes a receive asked for, as SQS reads the names: {@code All} or {@code .*} for all, a name, or a
+     * prefix ending in {@code .*} ({@code Custom.*} takes every name starting with {@code Custom.}).
+     */
+    private record Selector(List<String> names) {
         boolean matches(String attribute) {
             for (String n : names) {
                 if (n.equals("All") || n.equals(".*") || n.equals(attribute)
@@ -360,20 +507,20 @@ final class Messages {
 
     ObjectNode delete(Context.Request request) {
         String name = context.queueName(request);
-        context.record(name);
-        delete(name, context.mailbox(name, request.principal()), request.params().required("ReceiptHandle"));
+        QueueAttributes.Settings queue = context.settings(context.record(name));
+        delete(name, context.mailbox(name, request.principal()), request.params().required("ReceiptHandle"), queue);
         return context.json.createObjectNode();
     }
 
     ObjectNode deleteBatch(Context.Request request) {
         String name = context.queueName(request);
-        context.record(name);
+        QueueAttributes.Settings queue = context.settings(context.record(name));
         Mailbox<byte[]> mailbox = context.mailbox(name, request.principal());
         Batch batch = new Batch(context);
         for (Params e : entries(request.params(), "DeleteMessageBatchRequestEntry")) {
             String id = e.required("Id");
             try {
-                delete(name, mailbox, e.required("ReceiptHandle"));
+                delete(name, mailbox, e.required("ReceiptHandle"), queue);
                 batch.succeeded(context.json.createObjectNode().put("Id", id));
             } catch (SqsError error) {
                 batch.failed(id, error, error.code.status < 500);
@@ -382,16 +529,28 @@ final class Messages {
         return batch.result();
     }
 
-    private void delete(String queue, Mailbox<byte[]> mailbox, String handle) {
+    /**
+     * Deletes as SQS does. On a standard queue the most recent handle deletes the message, also after its
+     * visibility timeout ended, until it is received again (the mailbox's late acknowledgement), and an older handle
+     * succeeds and deletes nothing. On a FIFO queue a handle whose visibility timeout ended is refused.
+     */
+    private void delete(String queue, Mailbox<byte[]> mailbox, String handle, QueueAttributes.Settings settings) {
+        context.attempts.touched(handle);
+        if (settings.fifo() && context.deliveries.fifoLapsed(queue, handle, context.clock.millis())) {
+            throw expiredHandle(handle);
+        }
         try {
             mailbox.acknowledge(handle);
             context.deliveries.deleted(queue, handle);
         } catch (IllegalArgumentException e) {
             throw invalidHandle(handle);
         } catch (ReceiptHandleExpiredException e) {
-            // as on SQS: a handle that is no longer the message's latest (received again, let go, or already
-            // deleted) is accepted and deletes nothing, which is what SqsEndpoint's Javadoc promises
             context.deliveries.deleted(queue, handle);
+            if (settings.fifo()) {
+                throw expiredHandle(handle);
+            }
+            // as on SQS: a handle that is no longer the message's latest (received again, or already deleted) is
+            // accepted and deletes nothing
         } catch (MailboxUnavailableException e) {
             throw unavailable(e);
         }
@@ -399,27 +558,27 @@ final class Messages {
 
     ObjectNode changeVisibility(Context.Request request) {
         String name = context.queueName(request);
-        context.record(name);
+        QueueAttributes.Settings queue = context.settings(context.record(name));
         Params p = request.params();
         String handle = p.required("ReceiptHandle");
         Integer timeout = visibilityTimeout(p);
         if (timeout == null) {
             throw SqsError.missing("VisibilityTimeout");
         }
-        changeVisibility(name, context.mailbox(name, request.principal()), handle, timeout);
+        changeVisibility(name, context.mailbox(name, request.principal()), handle, timeout, queue);
         return context.json.createObjectNode();
     }
 
     ObjectNode changeVisibilityBatch(Context.Request request) {
         String name = context.queueName(request);
-        context.record(name);
+        QueueAttributes.Settings queue = context.settings(context.record(name));
         Mailbox<byte[]> mailbox = context.mailbox(name, request.principal());
         Batch batch = new Batch(context);
         for (Params e : entries(request.params(), "ChangeMessageVisibilityBatchRequestEntry")) {
             String id = e.required("Id");
             try {
                 Integer timeout = visibilityTimeout(e);
-                changeVisibility(name, mailbox, e.required("ReceiptHandle"), timeout == null ? 0 : timeout);
+                changeVisibility(name, mailbox, e.required("ReceiptHandle"), timeout == null ? 0 : timeout, queue);
                 batch.succeeded(context.json.createObjectNode().put("Id", id));
             } catch (SqsError error) {
                 batch.failed(id, error, error.code.status < 500);
@@ -432,12 +591,19 @@ final class Messages {
         return p.integer("VisibilityTimeout", 0, 43_200, "VisibilityTimeout must be an integer between 0 and 43200");
     }
 
-    private void changeVisibility(String queue, Mailbox<byte[]> mailbox, String handle, int seconds) {
+    private void changeVisibility(String queue, Mailbox<byte[]> mailbox, String handle, int seconds,
+                                  QueueAttributes.Settings settings) {
+        context.attempts.touched(handle);
         try {
-            // extend, not nack: on SQS the handle stays usable after a change, and extend keeps it current
+            // extend, not nack: on SQS the handle stays usable after a change, and extend keeps it current; a change
+            // to 0 ends the visibility as a lapse does, so the same handle still deletes the message until it is
+            // received again (the mailbox's late acknowledgement), as on SQS
             mailbox.extendVisibility(handle, Duration.ofSeconds(seconds));
             long now = context.clock.millis();
             context.deliveries.visibilityChanged(queue, handle, now + seconds * 1000L, now);
+            if (settings.fifo()) {
+                context.deliveries.fifoVisibleUntil(queue, handle, now + seconds * 1000L);
+            }
         } catch (IllegalArgumentException e) {
             throw invalidHandle(handle);
         } catch (ReceiptHandleExpiredException e) {
@@ -512,7 +678,11 @@ final class Messages {
                 + " valid: the message was deleted, received again, or its visibility timeout ended.");
     }
 
-    private static SqsError unavailable(MailboxUnavailableException e) {
+    private static SqsError expiredHandle(String handle) {
+        return new SqsError(ErrorCode.RECEIPT_HANDLE_IS_INVALID, "The receipt handle has expired.");
+    }
+
+    static SqsError unavailable(MailboxUnavailableException e) {
         return new SqsError(ErrorCode.SERVICE_UNAVAILABLE, "The service is unavailable. Please retry. ("
                 + e.getMessage() + ")");
     }

@@ -1,22 +1,24 @@
 package dev.mailbox.sqsendpoint.internal;
 
+import dev.mailbox.api.AttributeValue;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Limits;
 import dev.mailbox.api.SendOptions;
-import dev.mailbox.sqsendpoint.SqsMessageAttribute;
-import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
  * One message of a SendMessage or SendMessageBatch, checked as SQS checks it and put in the form the mailbox
- * stores: the body's bytes and the attributes in {@link SqsMessageAttribute}'s stored form.
+ * stores: the body's bytes, the message attributes as the mailbox's typed attributes, and what SQS keeps besides
+ * (the sender, the X-Ray trace header, a FIFO message's deduplication id) as system attributes.
  *
  * @param bytes                 what the mailbox stores as the body
- * @param options               the delay and stored attributes
+ * @param options               the delay, attributes, system attributes, group and deduplication key
  * @param md5OfBody             the digest of the body as sent
  * @param md5OfAttributes       the digest of the attributes as sent, or null without attributes
  * @param md5OfSystemAttributes the digest of the system attributes as sent, or null without
@@ -27,22 +29,26 @@ record Outgoing(byte[] bytes, SendOptions options, String md5OfBody, @Nullable S
 
     /** SqsMailbox's attribute for a body sent as base64 (see {@code SqsMailbox.ENCODING_ATTRIBUTE}). */
     static final String ENCODING_ATTRIBUTE = "mailbox-encoding";
-    /**
-     * The one system attribute a send may give, X-Ray's trace header. The mailbox keeps it as a string attribute
-     * of this name, where tracing on a plain mailbox reader (and SqsMailbox, which maps it to and from the SQS
-     * system attribute) finds it; a receive returns it as the system attribute again.
-     */
+    /** The one system attribute a send may give, X-Ray's trace header; kept as the mailbox system attribute of that name. */
     static final String TRACE_HEADER = "AWSTraceHeader";
-    private static final BigDecimal NUMBER_MAX = BigDecimal.TEN.pow(126);
-    private static final BigDecimal NUMBER_MIN = BigDecimal.TEN.pow(128).negate();
+    /** System attributes the endpoint keeps with a message, by SQS's names. */
+    static final String SENDER_ID = "SenderId";
+    static final String DEDUPLICATION_ID = "MessageDeduplicationId";
+    static final String GROUP_ID = "MessageGroupId";
+    static final String SEQUENCE_NUMBER = "SequenceNumber";
+    static final String DEAD_LETTER_SOURCE = "DeadLetterQueueSourceArn";
+
+    /** SQS's rule for MessageGroupId, MessageDeduplicationId and ReceiveRequestAttemptId. */
+    static final Pattern TOKEN = Pattern.compile("[A-Za-z0-9!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~]{1,128}");
 
     /**
-     * @param entry a SendMessage request or a batch entry
-     * @param queue the queue's settings
+     * @param entry     a SendMessage request or a batch entry
+     * @param queue     the queue's settings
+     * @param principal who sends: kept as the message's SenderId
      * @return the message, checked
      * @throws SqsError refusing it as SQS would
      */
-    static Outgoing of(Params entry, QueueAttributes.Settings queue) {
+    static Outgoing of(Params entry, QueueAttributes.Settings queue, String principal) {
         String body = entry.text("MessageBody");
         if (body == null || body.isEmpty()) {
             throw SqsError.missing("MessageBody");
@@ -54,12 +60,36 @@ record Outgoing(byte[] bytes, SendOptions options, String md5OfBody, @Nullable S
                     + " characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF");
         }
         Integer delay = entry.integer("DelaySeconds", 0, 900, "DelaySeconds must be >= 0 and <= 900");
-        if (entry.text("MessageDeduplicationId") != null) {
-            throw SqsError.invalidParameter("The request include parameter that is not valid for this queue type");
+        String groupId = entry.text("MessageGroupId");
+        String deduplicationId = entry.text("MessageDeduplicationId");
+        if (groupId != null && !TOKEN.matcher(groupId).matches()) {
+            throw SqsError.invalidParameter("Value " + groupId + " for parameter MessageGroupId is invalid. Reason:"
+                    + " MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.");
         }
-        Map<String, SqsMessageAttribute> attributes = attributes(entry.structMap("MessageAttributes"), "message");
-        Map<String, SqsMessageAttribute> system = attributes(entry.structMap("MessageSystemAttributes"), "system");
-        for (Map.Entry<String, SqsMessageAttribute> e : system.entrySet()) {
+        if (queue.fifo()) {
+            if (groupId == null) {
+                throw SqsError.missing("MessageGroupId");
+            }
+            if (delay != null && delay != 0) {
+                throw SqsError.invalidParameter("Value " + delay + " for parameter DelaySeconds is invalid. Reason:"
+                        + " The request include parameter that is not valid for this queue type.");
+            }
+            if (deduplicationId != null && !TOKEN.matcher(deduplicationId).matches()) {
+                throw SqsError.invalidParameter("Value " + deduplicationId + " for parameter MessageDeduplicationId is"
+                        + " invalid. Reason: MessageDeduplicationId can only include alphanumeric and punctuation"
+                        + " characters. 1 to 128 in length.");
+            }
+            if (deduplicationId == null && !queue.contentBasedDeduplication()) {
+                throw SqsError.invalidParameter("The queue should either have ContentBasedDeduplication enabled or"
+                        + " MessageDeduplicationId provided explicitly");
+            }
+        } else if (deduplicationId != null) {
+            throw SqsError.invalidParameter("Value " + deduplicationId + " for parameter MessageDeduplicationId is"
+                    + " invalid. Reason: The request include parameter that is not valid for this queue type.");
+        }
+        Map<String, AttributeValue> attributes = attributes(entry.structMap("MessageAttributes"), "message");
+        Map<String, AttributeValue> system = attributes(entry.structMap("MessageSystemAttributes"), "system");
+        for (Map.Entry<String, AttributeValue> e : system.entrySet()) {
             if (!e.getKey().equals(TRACE_HEADER)) {
                 throw SqsError.invalidParameter("Message system attribute name '" + e.getKey() + "' is invalid.");
             }
@@ -68,26 +98,18 @@ record Outgoing(byte[] bytes, SendOptions options, String md5OfBody, @Nullable S
                         + " String, was " + e.getValue().dataType() + ".");
             }
         }
-        if (attributes.containsKey(TRACE_HEADER)) {
-            // stored under the same name as the system attribute, it would come back as that: refused, not changed
-            throw SqsError.invalidParameter("Message attribute name '" + TRACE_HEADER + "' is reserved by this"
-                    + " endpoint for the system attribute of that name; send the trace header as"
-                    + " MessageSystemAttributes." + TRACE_HEADER + ".");
-        }
-        int size = body.getBytes(StandardCharsets.UTF_8).length;
-        for (Map.Entry<String, SqsMessageAttribute> e : attributes.entrySet()) {
-            SqsMessageAttribute a = e.getValue();
-            size += utf8(e.getKey()) + utf8(a.dataType()) + (a.isBinary() ? java.util.Objects.requireNonNull(a.binaryValue()).length : utf8(a.stringValue()));
+        int size = utf8(body);
+        for (Map.Entry<String, AttributeValue> e : attributes.entrySet()) {
+            size += utf8(e.getKey()) + e.getValue().size();
         }
         if (size > queue.maximumMessageSize()) {
             throw SqsError.invalidParameter("One or more parameters are invalid. Reason: Message must be shorter"
                     + " than " + queue.maximumMessageSize() + " bytes.");
         }
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        Map<String, String> stored = new LinkedHashMap<>();
-        attributes.forEach((k, v) -> stored.put(k, v.encode()));
-        SqsMessageAttribute encoding = attributes.get(ENCODING_ATTRIBUTE);
-        if (encoding != null && encoding.equals(SqsMessageAttribute.string("base64"))) {
+        Map<String, AttributeValue> stored = new LinkedHashMap<>(attributes);
+        AttributeValue encoding = attributes.get(ENCODING_ATTRIBUTE);
+        if (encoding != null && encoding.equals(AttributeValue.string("base64"))) {
             // SqsMailbox's binary body: store the bytes it stands for, as a plain reader of the mailbox expects
             try {
                 bytes = Base64.getDecoder().decode(body);
@@ -96,17 +118,40 @@ record Outgoing(byte[] bytes, SendOptions options, String md5OfBody, @Nullable S
                 // kept as the text it is, with its attribute
             }
         }
-        SqsMessageAttribute trace = system.get(TRACE_HEADER);
-        if (trace != null && stored.size() < Limits.MAX_ATTRIBUTES
-                && size + utf8(TRACE_HEADER) + utf8("String") + utf8(trace.stringValue()) <= queue.maximumMessageSize()) {
-            // kept only where it fits: a trace header never makes a message SQS takes one the mailbox refuses
-            stored.put(TRACE_HEADER, trace.encode());
+        SendOptions options = SendOptions.defaults().withTypedAttributes(stored)
+                .withSystemAttribute(SENDER_ID, principal);
+        AttributeValue trace = system.get(TRACE_HEADER);
+        if (trace != null) {
+            String header = trace.text();
+            if (header.length() > SendOptions.MAX_SYSTEM_ATTRIBUTE_LENGTH) {
+                throw SqsError.invalidParameter("Message system attribute '" + TRACE_HEADER + "' is longer than "
+                        + SendOptions.MAX_SYSTEM_ATTRIBUTE_LENGTH + " characters.");
+            }
+            options = options.withSystemAttribute(TRACE_HEADER, header);
         }
-        SendOptions options = SendOptions.defaults()
-                .withDelay(Duration.ofSeconds(delay != null ? delay : queue.delaySeconds()))
-                .withAttributes(stored);
+        if (queue.fifo()) {
+            String id = deduplicationId != null ? deduplicationId : FifoOptions.contentDeduplicationId(
+                    body.getBytes(StandardCharsets.UTF_8));
+            options = options.withGroupId(groupId).withSystemAttribute(DEDUPLICATION_ID, id)
+                    .withDeduplicationId(queue.groupScope() ? groupScoped(groupId, id) : id);
+        } else {
+            options = options.withDelay(Duration.ofSeconds(delay != null ? delay : queue.delaySeconds()));
+            if (groupId != null) {
+                // the tenant of a fair queue: the mailbox's group (where it is fair) and kept for receivers
+                options = options.withGroupId(groupId).withSystemAttribute(GROUP_ID, groupId);
+            }
+        }
         return new Outgoing(bytes, options, Digests.ofBody(body), Digests.ofAttributes(attributes),
                 Digests.ofAttributes(system), size);
+    }
+
+    /**
+     * The mailbox deduplicates across the whole mailbox; a queue whose DeduplicationScope is messageGroup
+     * deduplicates within each group, so its keys are made distinct per group: a digest of group and id, which
+     * stays within the 128 characters a deduplication id may have.
+     */
+    private static String groupScoped(String groupId, String id) {
+        return "g:" + FifoOptions.contentDeduplicationId((groupId + "\n" + id).getBytes(StandardCharsets.UTF_8));
     }
 
     /**
@@ -144,34 +189,33 @@ record Outgoing(byte[] bytes, SendOptions options, String md5OfBody, @Nullable S
         return size;
     }
 
-    private static Map<String, SqsMessageAttribute> attributes(Map<String, Params> given, String kind) {
+    private static Map<String, AttributeValue> attributes(Map<String, Params> given, String kind) {
         if (given.size() > Limits.MAX_ATTRIBUTES) {
             throw SqsError.invalidParameter("Number of " + kind + " attributes [" + given.size()
                     + "] exceeds the allowed maximum [" + Limits.MAX_ATTRIBUTES + "].");
         }
-        Map<String, SqsMessageAttribute> out = new LinkedHashMap<>();
+        Map<String, AttributeValue> out = new LinkedHashMap<>();
         for (Map.Entry<String, Params> e : given.entrySet()) {
             String name = e.getKey();
-            Params value = e.getValue();
             try {
                 // the same name rules as the mailbox's: SQS's
-                Limits.requireAttribute(name, "x");
+                Limits.requireAttributeName(name);
             } catch (IllegalArgumentException bad) {
                 throw SqsError.invalidParameter("Message attribute name '" + name + "' is invalid: "
                         + bad.getMessage() + ".");
             }
-            out.put(name, attribute(name, value));
+            out.put(name, attribute(name, e.getValue()));
         }
         return out;
     }
 
-    private static SqsMessageAttribute attribute(String name, Params value) {
+    private static AttributeValue attribute(String name, Params value) {
         String type = value.text("DataType");
         if (type == null || type.isEmpty()) {
             throw SqsError.invalidParameter("The message attribute '" + name + "' must contain a non-empty message"
                     + " attribute type.");
         }
-        if (!SqsMessageAttribute.isDataType(type)) {
+        if (!AttributeValue.isDataType(type)) {
             throw SqsError.invalidParameter("The type of message attribute '" + name + "' is invalid. You must use"
                     + " only the following supported type prefixes: Binary, Number, String.");
         }
@@ -195,7 +239,7 @@ record Outgoing(byte[] bytes, SendOptions options, String md5OfBody, @Nullable S
             if (bytes.length == 0) {
                 throw SqsError.invalidParameter(emptyMessage);
             }
-            return new SqsMessageAttribute(type, null, bytes);
+            return AttributeValue.ofBinary(type, bytes);
         }
         try {
             Limits.requireSqsText(text, "value");
@@ -203,21 +247,9 @@ record Outgoing(byte[] bytes, SendOptions options, String md5OfBody, @Nullable S
             throw new SqsError(ErrorCode.INVALID_MESSAGE_CONTENTS, "Message attribute '" + name + "' contains"
                     + " invalid characters.");
         }
-        if (type.startsWith("Number")) {
-            checkNumber(name, text);
-        }
-        return new SqsMessageAttribute(type, text, null);
-    }
-
-    /** SQS's rule: up to 38 significant digits, between -10^128 and 10^126. */
-    private static void checkNumber(String name, String text) {
-        BigDecimal n;
         try {
-            n = new BigDecimal(text.strip());
-        } catch (NumberFormatException e) {
-            n = null;
-        }
-        if (n == null || n.precision() > 38 || n.compareTo(NUMBER_MAX) > 0 || n.compareTo(NUMBER_MIN) < 0) {
+            return AttributeValue.of(type, text);
+        } catch (IllegalArgumentException notANumber) {
             throw SqsError.invalidParameter("Value " + text + " of message attribute '" + name + "' is not a valid"
                     + " number: up to 38 digits, between -10^128 and 10^126.");
         }

@@ -28,10 +28,12 @@ final class QueryWire implements Wire {
     private static final String CONTENT_TYPE = "text/xml";
     /** Actions whose answer has no result element. */
     private static final Set<String> NO_RESULT = Set.of("DeleteQueue", "SetQueueAttributes", "DeleteMessage",
-            "ChangeMessageVisibility", "PurgeQueue", "TagQueue", "UntagQueue");
+            "ChangeMessageVisibility", "PurgeQueue", "TagQueue", "UntagQueue", "AddPermission", "RemovePermission");
     /** How SQS names the members of each list in XML; a batch's successes are named by the action. */
     private static final Map<String, String> LIST_ITEMS = Map.of("Messages", "Message", "QueueUrls", "QueueUrl",
-            "queueUrls", "QueueUrl", "Failed", "BatchResultErrorEntry");
+            "queueUrls", "QueueUrl", "Failed", "BatchResultErrorEntry", "Results", "ListMessageMoveTasksResultEntry");
+    /** Lists whose JSON name is not the query name's plural ({@code ActionName.N} is {@code Actions}). */
+    private static final Map<String, String> LIST_NAMES = Map.of("ActionNames", "Actions");
     /** How SQS writes each map in XML: entry element, key element, value element. */
     private static final Map<String, String[]> MAPS = Map.of(
             "Attributes", new String[] {"Attribute", "Name", "Value"},
@@ -230,7 +232,7 @@ final class QueryWire implements Wire {
             }
             return;
         }
-        ArrayNode list = out.putArray(key + "s");
+        ArrayNode list = out.putArray(LIST_NAMES.getOrDefault(key + "s", key + "s"));
         list.addAll(items.values());
     }
 

@@ -152,7 +152,7 @@ public class MailboxProperties {
         /** How long one receive waits for a message. */
         private Duration waitTime = Duration.ofSeconds(20);
 
-        /** The largest message in bytes (encoded body plus attributes); default the backend's (256 KiB). */
+        /** The largest message in bytes (encoded body plus attributes); default the backend's (1 MiB; on SQS the queue's). */
         private @Nullable Integer maxMessageBytes;
 
         /** The most messages it holds, 0 for no limit (memory and Redis only). */

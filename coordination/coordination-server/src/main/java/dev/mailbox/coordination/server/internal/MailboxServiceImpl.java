@@ -457,8 +457,8 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
     }
 
     private static List<String> store(Mailbox<byte[]> m, SendRequest r) {
-        SendOptions options = SendOptions.defaults().withDelay(Duration.ofMillis(r.getDelayMillis()))
-                .withAttributes(r.getAttributesMap());
+        SendOptions options = dev.mailbox.api.spi.StoredAttributes.addTo(
+                SendOptions.defaults().withDelay(Duration.ofMillis(r.getDelayMillis())), r.getAttributesMap());
         if (!r.getGroupId().isEmpty()) {
             options = options.withGroupId(r.getGroupId()); // refused, naming the rule, if malformed
         }
@@ -641,7 +641,8 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
         for (Message<byte[]> msg : got) {
             Delivery.Builder d = Delivery.newBuilder().setMessageId(msg.id()).setBody(ByteString.copyFrom(msg.body()))
                     .setReceiptHandle(msg.receiptHandle()).setDeliveryCount(msg.deliveryCount())
-                    .setEnqueuedAtMillis(msg.enqueuedAt().toEpochMilli()).putAllAttributes(msg.attributes());
+                    .setEnqueuedAtMillis(msg.enqueuedAt().toEpochMilli()).putAllAttributes(dev.mailbox.api.spi.StoredAttributes.encode(
+                            msg.typedAttributes(), msg.systemAttributes()));
             if (msg.groupId() != null) {
                 d.setGroupId(msg.groupId());
             }
@@ -776,7 +777,7 @@ public final class MailboxServiceImpl extends MailboxServiceGrpc.MailboxServiceI
                         .setDurableDeduplication(c.durableDeduplication())
                         .setLateAcknowledge(c.lateAcknowledge()).setFifo(c.fifo()).setFairness(c.fairness())
                         .setContentBasedDeduplication(c.contentBasedDeduplication()).setHoldsRuns(c.holdsRuns())
-                        .setSharedDeliveryState(c.sharedDeliveryState()).build();
+                        .setSharedDeliveryState(c.sharedDeliveryState()).setSystemAttributes(c.systemAttributes()).build();
             }, out);
         }
     }
