@@ -559,6 +559,29 @@ class InMemoryMailboxDetailTest {
         }
 
         @Test
+        @DisplayName("an asynchronous receive on an empty mailbox completes empty once its wait is over (system clock)")
+        void asyncWaitEnds() throws Exception {
+            try (InMemoryMailbox<String> m = new InMemoryMailbox<>("async-short")) {
+                CompletableFuture<List<Message<String>>> got =
+                        m.receiveAsync(ReceiveOptions.defaults().withWaitTime(Duration.ofMillis(50)));
+                assertThat(got.get(10, TimeUnit.SECONDS)).isEmpty();
+                m.send("after");
+                assertThat(m.receive()).as("the finished receive took nothing").extracting(Message::body)
+                        .containsExactly("after");
+            }
+        }
+
+        @Test
+        @DisplayName("an asynchronous receive waiting long wakes when a delayed message sent before it becomes visible (system clock)")
+        void asyncWakesAtDelayEnd() throws Exception {
+            try (InMemoryMailbox<String> m = new InMemoryMailbox<>("async-delayed")) {
+                m.send("x", SendOptions.defaults().withDelay(Duration.ofMillis(50)));
+                CompletableFuture<List<Message<String>>> got = m.receiveAsync(WAIT);
+                assertThat(got.get(10, TimeUnit.SECONDS)).extracting(Message::body).containsExactly("x");
+            }
+        }
+
+        @Test
         @DisplayName("a receive waiting on a FIFO mailbox wakes as soon as a group has a message")
         void fifoWakes() throws Exception {
             try (InMemoryMailbox<String> m = fifo("fifo-wait")) {
