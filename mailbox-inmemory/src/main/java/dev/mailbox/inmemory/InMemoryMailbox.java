@@ -1394,7 +1394,8 @@ public final class InMemoryMailbox<T> implements Mailbox<T>, AsyncReceiver<T>, I
                 deliveries[n] = head.deliveryCount;
                 n++;
             }
-            markAvailableIfReady(g); // when the batch filled before the group had anything in flight
+            // g leaves the queue with a delivery in flight or without a visible head: the inner loop only ends
+            // at one of the two, and whatever ends them queues g again (markAvailableIfReady)
         }
         return n;
     }
