@@ -44,6 +44,11 @@ public final class RaftGateway implements AutoCloseable {
     private final org.apache.ratis.conf.Parameters parameters;
     /** Replaced when its ordered window fails for good: see {@link #viaClient}. */
     private volatile RaftClient remote;
+    /**
+     * Forwards renewals only. A Ratis client sends its requests through one ordered window, and a renewal sent
+     * through the client that forwards writes would wait for the writes before it to be applied (issue 33).
+     */
+    private volatile RaftClient remoteRenewals;
     private volatile boolean closed;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
@@ -57,6 +62,7 @@ public final class RaftGateway implements AutoCloseable {
         this.group = group;
         this.parameters = parameters;
         this.remote = newRemote();
+        this.remoteRenewals = newRemote();
     }
 
     private RaftClient newRemote() {
@@ -241,11 +247,12 @@ public final class RaftGateway implements AutoCloseable {
      * failed client, whichever request sees it first) and is sent again on it.
      */
     private CompletableFuture<RaftClientReply> viaClient(Message message, boolean write, RaftClientRequest.Type type) {
-        RaftClient client = remote;
         boolean nonLinearizable = type.is(org.apache.ratis.proto.RaftProtos.RaftClientRequestProto.TypeCase.READ)
                 && type.getRead().getPreferNonLinearizable();
+        RaftClient client = nonLinearizable ? remoteRenewals : remote;
         return send(client, message, write, nonLinearizable).exceptionallyCompose(e -> closed || !windowClosed(e)
-                ? CompletableFuture.failedFuture(e) : send(renewRemote(client), message, write, nonLinearizable));
+                ? CompletableFuture.failedFuture(e)
+                : send(renewRemote(client, nonLinearizable), message, write, nonLinearizable));
     }
 
     private static CompletableFuture<RaftClientReply> send(RaftClient client, Message message, boolean write,
@@ -270,17 +277,25 @@ public final class RaftGateway implements AutoCloseable {
         return t instanceof org.apache.ratis.protocol.exceptions.AlreadyClosedException;
     }
 
-    /** Replaces {@code failed} with a new client unless another request already did; returns the current one. */
-    private synchronized RaftClient renewRemote(RaftClient failed) {
-        if (remote == failed && !closed) {
-            remote = newRemote();
+    /**
+     * Replaces {@code failed} with a new client unless another request already did; returns the current one.
+     *
+     * @param renewals whether it is the client that forwards renewals
+     */
+    private synchronized RaftClient renewRemote(RaftClient failed, boolean renewals) {
+        if ((renewals ? remoteRenewals : remote) == failed && !closed) {
+            if (renewals) {
+                remoteRenewals = newRemote();
+            } else {
+                remote = newRemote();
+            }
             try {
                 failed.close();
             } catch (IOException | RuntimeException e) {
                 // it failed already; its threads go with it
             }
         }
-        return remote;
+        return renewals ? remoteRenewals : remote;
     }
 
     private boolean leads() {
@@ -352,6 +367,7 @@ public final class RaftGateway implements AutoCloseable {
         closed = true;
         try {
             remote.close();
+            remoteRenewals.close();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
