@@ -1178,7 +1178,8 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             cause = cause.getCause();
         }
         if (cause instanceof IllegalArgumentException
-                || (cause instanceof IllegalStateException && !"this node does not lead".equals(cause.getMessage()))) {
+                || (cause instanceof IllegalStateException && (cause.getMessage() == null
+                        || !cause.getMessage().startsWith(LeaseStateMachine.NOT_LEADING)))) {
             return internal("coordinator failed the request: " + cause.getMessage());
         }
         return new StatusRuntimeException(Status.UNAVAILABLE.withDescription("coordinator cluster unavailable: "

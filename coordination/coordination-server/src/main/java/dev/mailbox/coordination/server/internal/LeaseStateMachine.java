@@ -433,6 +433,12 @@ public final class LeaseStateMachine extends BaseStateMachine {
         return CompletableFuture.completedFuture(answer.toByteArray());
     }
 
+    /**
+     * How a renewal that reached a node which does not lead (or not yet: see {@link #renewals}) fails: the message
+     * starts with it, and the control plane answers it as UNAVAILABLE (the caller retries at the leader).
+     */
+    public static final String NOT_LEADING = "this node does not lead";
+
     private static boolean isRenewal(Query query) {
         return query.getQueryCase() == Query.QueryCase.RENEW || query.getQueryCase() == Query.QueryCase.RENEW_BATCH;
     }
@@ -446,15 +452,27 @@ public final class LeaseStateMachine extends BaseStateMachine {
      * the entries applied; one a write still being applied ends (a release, a revocation) is ordered before that
      * write, whose caller has not been answered yet. Anything else (a lease the deadlines do not hold as given: a
      * stale id or epoch, a lease that ended) is checked against the table under its read lock, as before.
+     *
+     * <p>Across a change of leader that ordering needs more: the old leader answered writes once it had applied
+     * them, and a new leader may not have applied them yet (a release, a new grant), so its deadlines would accept
+     * the renewal of a lease released before the change, and its table refuse one granted before it. So a leader
+     * serves renewals only once it has applied an entry of its own term (the one Ratis appends on election), hence
+     * every entry of earlier terms; until then they are UNAVAILABLE and the caller retries. Ratis 3.1 refuses
+     * requests to a leader that has not applied that entry anyway ("not ready"); this does not rely on it.
      */
     private CompletableFuture<byte[]> renewals(Query query) {
         if (!isLeader()) {
             // Ratis sent it here as to the leader, and leadership moved since (a hand-over): the caller's retry
             // finds the new leader, so this is UNAVAILABLE, never a refusal
-            return CompletableFuture.failedFuture(new IllegalStateException("this node does not lead"));
+            return CompletableFuture.failedFuture(new IllegalStateException(NOT_LEADING));
         }
         long now = System.nanoTime();
         long term = currentTerm();
+        TermIndex applied = getLastAppliedTermIndex();
+        if (applied == null || applied.getTerm() < term) {
+            return CompletableFuture.failedFuture(new IllegalStateException(NOT_LEADING
+                    + " yet: it has not applied its predecessor's last writes"));
+        }
         if (query.hasRenew()) {
             Outcome o = deadlines.renewCurrent(query.getRenew(), now, term);
             if (o == null) {
