@@ -278,7 +278,7 @@ public final class CoordinatorNode implements AutoCloseable {
         // "Failed to updateIncreasingly for nextIndex", which kills its log appender (restarted by Ratis). Issue 33
         // measured 82 to 6,285 such replies and 8 to 15 restarts a run under write load; with one request in
         // flight there is no gap to find, and nothing is lost: the follower flushes one request at a time anyway,
-        // and the leader sends whatever accumulated meanwhile in the next one (see benchmarks/results/h33renew.md)
+        // and the leader sends whatever accumulated meanwhile in the next one (benchmarks/results/mrenew.md: how to measure it)
         GrpcConfigKeys.Server.setLeaderOutstandingAppendsMax(p, RAFT_APPENDS_IN_FLIGHT);
         // a follower that falls behind by less than a snapshot's worth of entries catches up from the log, not by
         // receiving the whole state (tens of MB at 100,000 leases): purging keeps that many entries before the last
