@@ -93,6 +93,8 @@ public final class CoordinatorNode implements AutoCloseable {
     static final int MAX_REQUEST_BYTES = CoordinationLimits.MAX_IMPORT_CHUNK_BYTES + (1 << 20);
     /** What one batch of entries to a follower, and the log's write buffer, may hold: the largest entry, and more. */
     static final int RAFT_BATCH_BYTES = 4 << 20;
+    /** Append requests the leader has in flight to one follower (see {@link #properties}). */
+    static final int RAFT_APPENDS_IN_FLIGHT = 1;
     /** How much of closed log files' entries a node keeps in memory (besides the open file's). */
     static final long LOG_CACHE_BYTES = 16L << 20;
     /** How much waits for the log, and how much for the leader, before more is refused. */
@@ -258,6 +260,20 @@ public final class CoordinatorNode implements AutoCloseable {
         // election timeout since a quorum last acknowledged it) holds: renewals without a round trip
         RaftServerConfigKeys.Read.setLeaderLeaseEnabled(p, true);
         RaftServerConfigKeys.Read.setLeaderLeaseTimeoutRatio(p, b.get(CoordinatorKeys.LEADER_LEASE_RATIO));
+        // one append request in flight to each follower, not Ratis's 8. A Ratis 3.1.3 follower adds a request's
+        // entries to its log only once the previous request's entries are flushed (RATIS-2235), and checks each
+        // request's previous entry against its log as the request arrives, so with more than one request in
+        // flight the third finds a gap whenever the follower's disk is slower than the stream of writes and is
+        // answered INCONSISTENCY (fixed in Ratis 3.2.0, RATIS-2242). The leader then winds the follower's next
+        // index back while later requests are still in flight, sends entries again, and can race itself into
+        // "Failed to updateIncreasingly for nextIndex", which kills its log appender (restarted by Ratis). Issue 33
+        // measured 82 to 6,285 such replies and 8 to 15 restarts a run under write load; with one request in
+        // flight there is no gap to find, and nothing is lost: the follower flushes one request at a time anyway,
+        // and the leader sends whatever accumulated meanwhile in the next one (benchmarks/results/mrenew.md: how to measure it)
+        GrpcConfigKeys.Server.setLeaderOutstandingAppendsMax(p, RAFT_APPENDS_IN_FLIGHT);
+        // a follower that falls behind by less than a snapshot's worth of entries catches up from the log, not by
+        // receiving the whole state (tens of MB at 100,000 leases): purging keeps that many entries before the last
+        RaftServerConfigKeys.Log.setPurgePreservationLogNum(p, b.get(CoordinatorKeys.SNAPSHOT_EVERY));
         return p;
     }
 

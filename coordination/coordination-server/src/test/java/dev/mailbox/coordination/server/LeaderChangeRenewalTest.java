@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.mailbox.coordination.CoordinationClient;
 import dev.mailbox.coordination.CoordinationException;
 import dev.mailbox.coordination.Lease;
+import dev.mailbox.coordination.LeaseHolder;
 import dev.mailbox.coordination.server.internal.Command;
 import dev.mailbox.coordination.server.internal.LeaseTable;
 import java.time.Duration;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -32,6 +34,8 @@ class LeaderChangeRenewalTest {
     private static final int LEASES = 50_000;
     private static final int LEADER_CHANGES = 2;
     private static final int RENEWERS = 3;
+    /** How long renewals may reach a new leader that lags behind in applying, before it catches up. */
+    private static final long LAG_MILLIS = 5_000;
 
     @Test
     @DisplayName("50,000 leases renewed without pause through leader changes: no renewal of a live lease is refused")
@@ -108,6 +112,97 @@ class LeaderChangeRenewalTest {
             }
             assertThat(refused.size()).as("renewals of live leases refused (of %d renewed, %d unavailable), such as %s",
                     renewed.get(), unavailable.get(), refused.entrySet().stream().limit(3).toList()).isZero();
+        }
+    }
+
+    /**
+     * The old leader answered a release and a new grant once it had applied them; the next leader may not have
+     * applied them yet when renewals reach it. Served from its deadlines then, it would accept the renewal of the
+     * released lease (and its table refuse the new one). Both followers' applying is held (as a snapshot being
+     * written holds it) across the change, so whichever takes over lags; its renewals must not be answered from
+     * that state.
+     */
+    @Test
+    @DisplayName("a new leader that has not applied its predecessor's last writes accepts no renewal of a lease "
+            + "released before the change and refuses none granted before it")
+    void newLeaderBehindOnApplyingServesNoStaleRenewal() throws Exception {
+        try (TestingCluster cluster = TestingCluster.start(3)) {
+            String leader = cluster.awaitLeader(PATIENCE);
+            List<String> followers = cluster.nodeIds().stream().filter(id -> !id.equals(leader)).toList();
+            CoordinationClient client = cluster.client();
+            Duration ttl = Duration.ofSeconds(60);
+            Lease released = client.leases().acquire("lag@m1", new LeaseHolder("r1", "node-a", "127.0.0.1:9"), ttl);
+            Lease kept = client.leases().acquire("lag@m2", new LeaseHolder("r2", "node-a", "127.0.0.1:9"), ttl);
+            cluster.awaitIdenticalState(PATIENCE);
+
+            CountDownLatch held = new CountDownLatch(followers.size());
+            CountDownLatch resume = new CountDownLatch(1);
+            for (String f : followers) {
+                Thread stall = new Thread(() -> cluster.node(f).stateMachine().readTable(t -> {
+                    held.countDown();
+                    try {
+                        resume.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    return null;
+                }), "stall-" + f);
+                stall.setDaemon(true);
+                stall.start();
+            }
+            Lease granted;
+            List<CompletableFuture<Lease>> duringLag = new ArrayList<>();
+            CoordinationClient impatient = CoordinationClient.builder().endpoints(cluster.endpoints())
+                    .callTimeout(Duration.ofSeconds(3)).build();
+            String next;
+            try {
+                assertThat(held.await(30, TimeUnit.SECONDS)).isTrue();
+                // answered by the old leader once applied there; committed in the followers' logs, not applied
+                client.leases().release(released);
+                granted = client.leases().acquire("lag@m3", new LeaseHolder("r3", "node-a", "127.0.0.1:9"), ttl);
+                cluster.stop(leader);
+                TestingCluster.await(PATIENCE, () -> followers.stream().anyMatch(f -> {
+                    var division = cluster.node(f).divisionOrNull();
+                    return division != null && division.getInfo().isLeader();
+                }), "a follower to be elected");
+                next = followers.stream().filter(f -> cluster.node(f).divisionOrNull().getInfo().isLeader())
+                        .findFirst().orElseThrow();
+                for (Lease l : List.of(released, kept, granted)) {
+                    duringLag.add(impatient.leases().renewAsync(l));
+                }
+                // a while for them to reach the new leader and be answered (or not) while it lags: whenever
+                // they are answered, they are judged below
+                CompletableFuture.allOf(duringLag.toArray(CompletableFuture[]::new)).exceptionally(x -> null)
+                        .completeOnTimeout(null, LAG_MILLIS, TimeUnit.MILLISECONDS).join();
+                long term = cluster.node(next).divisionOrNull().getInfo().getCurrentTerm();
+                assertThat(cluster.node(next).stateMachine().getLastAppliedTermIndex().getTerm())
+                        .as("the term of the last entry the new leader %s has applied", next).isLessThan(term);
+            } finally {
+                resume.countDown();
+            }
+            // sent while the new leader lagged, answered then or after: never OK for the released lease, never a
+            // refusal for the live ones
+            assertThat(outcome(duringLag.get(0))).as("renewal of the lease released before the change, sent while %s "
+                    + "lagged", next).isNotEqualTo("OK");
+            assertThat(outcome(duringLag.get(1))).as("renewal of a live lease sent while %s lagged", next)
+                    .isIn("OK", "UNAVAILABLE");
+            assertThat(outcome(duringLag.get(2))).as("renewal of the lease granted before the change, sent while %s "
+                    + "lagged", next).isIn("OK", "UNAVAILABLE");
+            impatient.close();
+            // once it has caught up: the released lease is refused, the others renewed
+            assertThat(outcome(client.leases().renewAsync(released))).isIn("FAILED_PRECONDITION", "NOT_FOUND");
+            assertThat(client.leases().renew(kept).leaseId()).isEqualTo(kept.leaseId());
+            assertThat(client.leases().renew(granted).leaseId()).isEqualTo(granted.leaseId());
+        }
+    }
+
+    /** @return OK, or the reason it failed; waits for it */
+    private static String outcome(CompletableFuture<Lease> renewal) throws InterruptedException {
+        try {
+            renewal.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+            return "OK";
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return String.valueOf(CoordinationException.of(e).reason());
         }
     }
 

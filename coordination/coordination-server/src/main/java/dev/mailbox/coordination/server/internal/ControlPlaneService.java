@@ -243,16 +243,55 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
         }
     }
 
+    /**
+     * How many renewal calls (a batch each) may wait for the renewal threads before more are refused as
+     * UNAVAILABLE (the client retries): a bound on what renewals can hold in memory, not a rate limit.
+     */
+    static final int MAX_WAITING_RENEWAL_CALLS = 4_096;
+
+    /**
+     * Renewals run on threads of their own, apart from the calls that write (issue 33: renewals must never queue
+     * behind writes). Serving one is a lookup in memory on the leader (see {@code LeaseStateMachine}), so a few
+     * threads keep up with tens of thousands a second; their queue is bounded.
+     */
+    private static final java.util.concurrent.ThreadPoolExecutor RENEWALS = new java.util.concurrent.ThreadPoolExecutor(
+            Math.max(2, Runtime.getRuntime().availableProcessors()), Math.max(2, Runtime.getRuntime().availableProcessors()),
+            30, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(MAX_WAITING_RENEWAL_CALLS),
+            r -> {
+                Thread t = new Thread(r, "coordinator-renewals");
+                t.setDaemon(true);
+                return t;
+            });
+
+    static {
+        RENEWALS.allowCoreThreadTimeOut(true);
+    }
+
+    /** Runs a renewal call on the renewal threads, or refuses it as UNAVAILABLE when too many wait. */
+    private static void onRenewalThread(StreamObserver<?> out, Runnable call) {
+        try {
+            RENEWALS.execute(call);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            out.onError(io.grpc.Status.UNAVAILABLE.withDescription("this coordinator has " + MAX_WAITING_RENEWAL_CALLS
+                    + " renewal calls waiting already; retry shortly").asRuntimeException());
+        }
+    }
+
     @Override
     public void renewLease(RenewLeaseRequest r, StreamObserver<LeaseReply> out) {
         if (refuseLeaseRef(r.getMailboxId(), r.getLeaseId(), r.getEpoch(), out)) {
             return;
         }
-        reply(raft.leaderRead(Query.newBuilder().setRenew(renew(r)).build()).thenApply(Outcome::parse), out);
+        onRenewalThread(out, () -> reply(raft.renew(Query.newBuilder().setRenew(renew(r)).build())
+                .thenApply(Outcome::parse), out));
     }
 
     @Override
     public void renewLeases(RenewLeasesRequest r, StreamObserver<RenewLeasesReply> out) {
+        onRenewalThread(out, () -> renewBatch(r, out));
+    }
+
+    private void renewBatch(RenewLeasesRequest r, StreamObserver<RenewLeasesReply> out) {
         int n = r.getRenewalsCount();
         if (n > CoordinationLimits.MAX_RENEWALS_PER_CALL) {
             out.onError(invalid("at most " + CoordinationLimits.MAX_RENEWALS_PER_CALL + " renewals per call, was " + n));
@@ -272,7 +311,7 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             }
         }
         CompletableFuture<List<Outcome>> answers = positions.isEmpty() ? CompletableFuture.completedFuture(List.of())
-                : raft.leaderRead(Query.newBuilder().setRenewBatch(batch).build()).thenApply(Outcome::parseAll);
+                : raft.renew(Query.newBuilder().setRenewBatch(batch).build()).thenApply(Outcome::parseAll);
         answers.whenComplete((outcomes, e) -> {
             if (e != null) {
                 out.onError(unavailable(e));
@@ -1139,7 +1178,8 @@ public final class ControlPlaneService extends ControlPlaneGrpc.ControlPlaneImpl
             cause = cause.getCause();
         }
         if (cause instanceof IllegalArgumentException
-                || (cause instanceof IllegalStateException && !"this node does not lead".equals(cause.getMessage()))) {
+                || (cause instanceof IllegalStateException && (cause.getMessage() == null
+                        || !cause.getMessage().startsWith(LeaseStateMachine.NOT_LEADING)))) {
             return internal("coordinator failed the request: " + cause.getMessage());
         }
         return new StatusRuntimeException(Status.UNAVAILABLE.withDescription("coordinator cluster unavailable: "

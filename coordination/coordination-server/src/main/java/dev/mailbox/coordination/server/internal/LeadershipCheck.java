@@ -89,6 +89,17 @@ public final class LeadershipCheck implements AutoCloseable {
         });
     }
 
+    /**
+     * Confirms with a majority that this node still leads, without waiting for it to apply anything: for a
+     * renewal, which reads no state that a write could still be changing (see {@code LeaseStateMachine}). Rounds
+     * are shared as for {@link #confirm}.
+     *
+     * @return completes once a round that began after this call confirmed it; fails as {@link #confirm} does
+     */
+    public CompletableFuture<Void> confirmLeading() {
+        return nextRound().thenApply(readIndex -> null);
+    }
+
     private final Object rounds = new Object();
     /** The round under way, if any; guarded by {@link #rounds}. */
     private @org.jspecify.annotations.Nullable CompletableFuture<Long> running;

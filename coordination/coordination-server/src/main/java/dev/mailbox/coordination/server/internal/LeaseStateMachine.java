@@ -349,6 +349,14 @@ public final class LeaseStateMachine extends BaseStateMachine {
         // a leader read or renewal that Ratis let through on a lapsed lease (its read index may skip the
         // heartbeat round: see MailboxLeaseProbe) is served only once a majority confirms this node leads
         boolean confirm = query.getConfirmLeadership() || leadsWithoutLease();
+        if (isRenewal(query)) {
+            // a renewal reads no replicated state that a write could still be changing (see renewals()): it needs
+            // this node to lead, not to have applied what it committed, so it never waits behind writes
+            CompletableFuture<byte[]> renewed = confirm && check != null
+                    ? check.confirmLeading().thenCompose(v -> renewals(query))
+                    : renewals(query);
+            return renewed.thenApply(bytes -> Message.valueOf(ByteString.copyFrom(bytes)));
+        }
         CompletableFuture<byte[]> answer = confirm && check != null
                 ? check.confirm(() -> {
                     TermIndex last = getLastAppliedTermIndex();
@@ -383,6 +391,11 @@ public final class LeaseStateMachine extends BaseStateMachine {
      * @return the answer's bytes
      */
     public CompletableFuture<byte[]> answer(Query query, boolean renewHere) {
+        if (isRenewal(query)) {
+            // only the leader's deadlines count; a renewal anywhere else would be lost
+            return renewHere ? renewals(query) : CompletableFuture.failedFuture(new IllegalStateException(
+                    "renewals are served by the leader only"));
+        }
         com.google.protobuf.MessageLite answer;
         lock.readLock().lock();
         try {
@@ -409,27 +422,6 @@ public final class LeaseStateMachine extends BaseStateMachine {
                             .build();
                 }
                 case VIEW -> answer = Views.answer(query.getView(), table);
-                case RENEW, RENEW_BATCH -> {
-                    if (!renewHere) {
-                        // only the leader's deadlines count; a renewal anywhere else would be lost
-                        return CompletableFuture.failedFuture(new IllegalStateException(
-                                "renewals are served by the leader only"));
-                    }
-                    if (!isLeader()) {
-                        // Ratis sent it here as to the leader, and leadership moved since (a hand-over): the
-                        // caller's retry finds the new leader, so this is UNAVAILABLE, never a refusal
-                        return CompletableFuture.failedFuture(new IllegalStateException("this node does not lead"));
-                    }
-                    long now = System.nanoTime();
-                    long term = currentTerm();
-                    if (query.hasRenew()) {
-                        answer = renew(query.getRenew(), now, term).toProto();
-                    } else {
-                        Outcomes.Builder b = Outcomes.newBuilder();
-                        query.getRenewBatch().getRenewalsList().forEach(r -> b.addOutcomes(renew(r, now, term).toProto()));
-                        answer = b.build();
-                    }
-                }
                 default -> {
                     return CompletableFuture.failedFuture(new IllegalArgumentException(
                             "a query this coordinator does not know; it was sent by a newer one"));
@@ -439,6 +431,84 @@ public final class LeaseStateMachine extends BaseStateMachine {
             lock.readLock().unlock();
         }
         return CompletableFuture.completedFuture(answer.toByteArray());
+    }
+
+    /**
+     * How a renewal that reached a node which does not lead (or not yet: see {@link #renewals}) fails: the message
+     * starts with it, and the control plane answers it as UNAVAILABLE (the caller retries at the leader).
+     */
+    public static final String NOT_LEADING = "this node does not lead";
+
+    private static boolean isRenewal(Query query) {
+        return query.getQueryCase() == Query.QueryCase.RENEW || query.getQueryCase() == Query.QueryCase.RENEW_BATCH;
+    }
+
+    /**
+     * Serves renewals on the leader. A renewal of the current lease (the hot path, tens of thousands a second) is
+     * answered from the in-memory deadlines alone, without the table's lock: a snapshot being written, an export
+     * or a burst of writes being applied never holds it up (issue 33: renewals that queued behind writes let
+     * leases of runners that renewed on time expire). The deadlines track every active lease as the log is
+     * applied, under the write lock, so a renewal they answer OK names a lease the table holds as active, as of
+     * the entries applied; one a write still being applied ends (a release, a revocation) is ordered before that
+     * write, whose caller has not been answered yet. Anything else (a lease the deadlines do not hold as given: a
+     * stale id or epoch, a lease that ended) is checked against the table under its read lock, as before.
+     *
+     * <p>Across a change of leader that ordering needs more: the old leader answered writes once it had applied
+     * them, and a new leader may not have applied them yet (a release, a new grant), so its deadlines would accept
+     * the renewal of a lease released before the change, and its table refuse one granted before it. So a leader
+     * serves renewals only once it has applied an entry of its own term (the one Ratis appends on election), hence
+     * every entry of earlier terms; until then they are UNAVAILABLE and the caller retries. Ratis 3.1 refuses
+     * requests to a leader that has not applied that entry anyway ("not ready"); this does not rely on it.
+     */
+    private CompletableFuture<byte[]> renewals(Query query) {
+        if (!isLeader()) {
+            // Ratis sent it here as to the leader, and leadership moved since (a hand-over): the caller's retry
+            // finds the new leader, so this is UNAVAILABLE, never a refusal
+            return CompletableFuture.failedFuture(new IllegalStateException(NOT_LEADING));
+        }
+        long now = System.nanoTime();
+        long term = currentTerm();
+        TermIndex applied = getLastAppliedTermIndex();
+        if (applied == null || applied.getTerm() < term) {
+            return CompletableFuture.failedFuture(new IllegalStateException(NOT_LEADING
+                    + " yet: it has not applied its predecessor's last writes"));
+        }
+        if (query.hasRenew()) {
+            Outcome o = deadlines.renewCurrent(query.getRenew(), now, term);
+            if (o == null) {
+                lock.readLock().lock();
+                try {
+                    o = renew(query.getRenew(), now, term);
+                } finally {
+                    lock.readLock().unlock();
+                }
+            }
+            return CompletableFuture.completedFuture(o.toProto().toByteArray());
+        }
+        List<Renew> asked = query.getRenewBatch().getRenewalsList();
+        Outcome[] outcomes = new Outcome[asked.size()];
+        boolean missed = false;
+        for (int i = 0; i < outcomes.length; i++) {
+            outcomes[i] = deadlines.renewCurrent(asked.get(i), now, term);
+            missed |= outcomes[i] == null;
+        }
+        if (missed) {
+            lock.readLock().lock();
+            try {
+                for (int i = 0; i < outcomes.length; i++) {
+                    if (outcomes[i] == null) {
+                        outcomes[i] = renew(asked.get(i), now, term);
+                    }
+                }
+            } finally {
+                lock.readLock().unlock();
+            }
+        }
+        Outcomes.Builder b = Outcomes.newBuilder();
+        for (Outcome o : outcomes) {
+            b.addOutcomes(o.toProto());
+        }
+        return CompletableFuture.completedFuture(b.build().toByteArray());
     }
 
     /**
@@ -707,13 +777,16 @@ public final class LeaseStateMachine extends BaseStateMachine {
             final long leaseId;
             final long epoch;
             final long windowNanos;
+            /** The lease as the table holds it (active, this id and epoch), for answering a renewal without it. */
+            volatile Lease lease;
             long deadline; // guarded by this
             /** The term in which this node decided to expire the lease, or -1. Guarded by this. */
             long expiringInTerm = -1;
 
-            Tracked(long leaseId, long epoch, long windowNanos, long deadline) {
-                this.leaseId = leaseId;
-                this.epoch = epoch;
+            Tracked(Lease lease, long windowNanos, long deadline) {
+                this.leaseId = lease.leaseId();
+                this.epoch = lease.epoch();
+                this.lease = lease;
                 this.windowNanos = windowNanos;
                 this.deadline = deadline;
             }
@@ -751,12 +824,32 @@ public final class LeaseStateMachine extends BaseStateMachine {
                 return expiringInTerm >= 0;
             }
 
+            /** @return the deadline, unless this node decided in {@code term} to expire the lease (then null) */
+            synchronized @Nullable Long deadlineUnlessExpiring(long term) {
+                return expiringInTerm == term ? null : deadline;
+            }
+
             synchronized void retry() {
                 expiringInTerm = -1;
             }
         }
 
         private final ConcurrentHashMap<String, Tracked> byMailbox = new ConcurrentHashMap<>();
+
+        /**
+         * Never later than the earliest deadline a sweep could find due (nanoTime): a sweep before it finds nothing
+         * and skips the scan. Scanning every deadline on every sweep (20 a second) cost the leader a share of its
+         * CPU at 100,000 leases (issue 33); now a sweep scans when a deadline may have come, and at least every
+         * {@link #MAX_SKIP_NANOS}. Deadlines only move later (renewals, resets), except for a new entry and an
+         * expiry that did not go through, which lower this bound.
+         */
+        private final java.util.concurrent.atomic.AtomicLong earliest =
+                new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
+        private static final long MAX_SKIP_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+        private void lower(long deadline) {
+            earliest.accumulateAndGet(deadline, (current, d) -> d - current < 0 ? d : current);
+        }
 
         /**
          * @return false if the lease, as it is, is being expired already (a retried acquire that returns it
@@ -769,12 +862,30 @@ public final class LeaseStateMachine extends BaseStateMachine {
                 if (t.isExpiring()) {
                     return false;
                 }
+                t.lease = l;
                 t.reset(now);
                 return true;
             }
             long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis() + graceMillis);
-            byMailbox.put(l.mailboxId(), new Tracked(l.leaseId(), l.epoch(), window, now + window));
+            byMailbox.put(l.mailboxId(), new Tracked(l, window, now + window));
+            lower(now + window);
             return true;
+        }
+
+        /**
+         * Renews a lease these deadlines hold as given, without the table.
+         *
+         * @return OK with the lease, a refusal if this leader has decided in this term to expire it, or null if
+         *         no deadline matches the renewal's lease id and epoch (the table decides)
+         */
+        @Nullable Outcome renewCurrent(Renew r, long now, long term) {
+            Tracked t = byMailbox.get(r.getMailboxId());
+            if (t == null || t.leaseId != r.getLeaseId() || t.epoch != r.getEpoch()) {
+                return null;
+            }
+            Lease l = t.lease;
+            return t.renew(now, term) ? Outcome.ok(l) : Outcome.refused(l, "lease " + r.getLeaseId() + " of mailbox '"
+                    + r.getMailboxId() + "' is expiring");
         }
 
         long millisLeft(String mailboxId, long leaseId, long now) {
@@ -805,8 +916,9 @@ public final class LeaseStateMachine extends BaseStateMachine {
                 // the table says the lease is active and this node has no deadline for it (it cannot happen while
                 // every apply tracks what it grants): a deadline from now, rather than refusing a live lease
                 long window = TimeUnit.MILLISECONDS.toNanos(l.ttlMillis() + graceMillis);
-                t = byMailbox.merge(l.mailboxId(), new Tracked(l.leaseId(), l.epoch(), window, now + window),
+                t = byMailbox.merge(l.mailboxId(), new Tracked(l, window, now + window),
                         (old, fresh) -> old.leaseId == fresh.leaseId && old.epoch == fresh.epoch ? old : fresh);
+                lower(now + window);
             }
             return t.renew(now, term);
         }
@@ -828,22 +940,37 @@ public final class LeaseStateMachine extends BaseStateMachine {
                         + table.policy(l.namespace()).grace().toMillis());
                 byMailbox.compute(l.mailboxId(), (k, t) -> {
                     if (t != null && t.leaseId == l.leaseId() && t.epoch == l.epoch() && t.windowNanos == window) {
+                        t.lease = l;
                         t.reset(now);
                         return t;
                     }
-                    return new Tracked(l.leaseId(), l.epoch(), window, now + window);
+                    return new Tracked(l, window, now + window);
                 });
+                lower(now + window); // no later than its deadline now
             }
             byMailbox.keySet().retainAll(active);
         }
 
         List<Command.Expire> due(long now, long term) {
+            long bound = earliest.get();
+            if (now - bound < 0) {
+                return List.of();
+            }
+            // a lowering that comes while this scan runs stays: it is only ever lowered from here on
+            earliest.compareAndSet(bound, now + MAX_SKIP_NANOS);
             List<Command.Expire> out = new ArrayList<>();
+            long[] next = {now + MAX_SKIP_NANOS};
             byMailbox.forEach((mailbox, t) -> {
                 if (t.markIfDue(now, term)) {
                     out.add(new Command.Expire(mailbox, t.leaseId, t.epoch, term, 0));
+                } else {
+                    Long deadline = t.deadlineUnlessExpiring(term);
+                    if (deadline != null && deadline - next[0] < 0) {
+                        next[0] = deadline;
+                    }
                 }
             });
+            lower(next[0]);
             return out;
         }
 
@@ -851,6 +978,7 @@ public final class LeaseStateMachine extends BaseStateMachine {
             Tracked t = byMailbox.get(mailboxId);
             if (t != null && t.leaseId == leaseId) {
                 t.retry();
+                lower(System.nanoTime()); // its deadline has passed: the next sweep looks again
             }
         }
 

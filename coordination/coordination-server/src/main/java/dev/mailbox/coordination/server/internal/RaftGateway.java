@@ -44,6 +44,11 @@ public final class RaftGateway implements AutoCloseable {
     private final org.apache.ratis.conf.Parameters parameters;
     /** Replaced when its ordered window fails for good: see {@link #viaClient}. */
     private volatile RaftClient remote;
+    /**
+     * Forwards renewals only. A Ratis client sends its requests through one ordered window, and a renewal sent
+     * through the client that forwards writes would wait for the writes before it to be applied (issue 33).
+     */
+    private volatile RaftClient remoteRenewals;
     private volatile boolean closed;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
@@ -57,6 +62,7 @@ public final class RaftGateway implements AutoCloseable {
         this.group = group;
         this.parameters = parameters;
         this.remote = newRemote();
+        this.remoteRenewals = newRemote();
     }
 
     private RaftClient newRemote() {
@@ -152,6 +158,22 @@ public final class RaftGateway implements AutoCloseable {
         return submit(query.toByteArray(), RaftClientRequest.readRequestType(), false).thenApply(RaftGateway::content);
     }
 
+    /**
+     * Renewals, on the leader: linearizable in the sense that matters (only a node that leads, and confirms it
+     * when its leader lease has lapsed, pushes a deadline back), but not a read index. Ratis's read index would
+     * make a renewal wait until the leader has applied every write committed before it arrived, so a burst of
+     * acquires, or a snapshot being written on the thread that applies them, held renewals up for seconds
+     * (issue 33). The state machine answers renewals from state that needs no such wait (see
+     * {@code LeaseStateMachine}); Ratis still refuses them on a node that does not lead or is not ready yet.
+     *
+     * @param query a renewal or a batch of them
+     * @return the answer's bytes
+     */
+    public CompletableFuture<byte[]> renew(Query query) {
+        return submit(query.toByteArray(), RaftClientRequest.readRequestType(true), false)
+                .thenApply(RaftGateway::content);
+    }
+
     private RaftClientRequest request(Message message, RaftClientRequest.Type type) {
         return RaftClientRequest.newBuilder().setClientId(clientId).setServerId(server.getId())
                 .setGroupId(group.getGroupId()).setCallId(callIds.incrementAndGet()).setMessage(message)
@@ -206,15 +228,15 @@ public final class RaftGateway implements AutoCloseable {
                     RaftException e = reply.getException();
                     if (e != null && (reply.getNotLeaderException() != null || reply.getLeaderNotReadyException() != null
                             || reply.getLeaderSteppingDownException() != null || reply.getReadIndexException() != null)) {
-                        return viaClient(message, write); // leadership moved under us: ask whoever leads now
+                        return viaClient(message, write, type); // leadership moved under us: ask whoever leads now
                     }
                     return CompletableFuture.completedFuture(reply);
                 });
             } catch (IOException e) {
-                return viaClient(message, write);
+                return viaClient(message, write, type);
             }
         }
-        return viaClient(message, write);
+        return viaClient(message, write, type);
     }
 
     /**
@@ -224,14 +246,22 @@ public final class RaftGateway implements AutoCloseable {
      * forward again until restarted, so a request that meets a closed window swaps in a new client (once per
      * failed client, whichever request sees it first) and is sent again on it.
      */
-    private CompletableFuture<RaftClientReply> viaClient(Message message, boolean write) {
-        RaftClient client = remote;
-        return send(client, message, write).exceptionallyCompose(e -> closed || !windowClosed(e)
-                ? CompletableFuture.failedFuture(e) : send(renewRemote(client), message, write));
+    private CompletableFuture<RaftClientReply> viaClient(Message message, boolean write, RaftClientRequest.Type type) {
+        boolean nonLinearizable = type.is(org.apache.ratis.proto.RaftProtos.RaftClientRequestProto.TypeCase.READ)
+                && type.getRead().getPreferNonLinearizable();
+        RaftClient client = nonLinearizable ? remoteRenewals : remote;
+        return send(client, message, write, nonLinearizable).exceptionallyCompose(e -> closed || !windowClosed(e)
+                ? CompletableFuture.failedFuture(e)
+                : send(renewRemote(client, nonLinearizable), message, write, nonLinearizable));
     }
 
-    private static CompletableFuture<RaftClientReply> send(RaftClient client, Message message, boolean write) {
-        return write ? client.async().send(message) : client.async().sendReadOnly(message);
+    private static CompletableFuture<RaftClientReply> send(RaftClient client, Message message, boolean write,
+                                                           boolean nonLinearizable) {
+        if (write) {
+            return client.async().send(message);
+        }
+        return nonLinearizable ? client.async().sendReadOnlyNonLinearizable(message)
+                : client.async().sendReadOnly(message);
     }
 
     /**
@@ -247,17 +277,25 @@ public final class RaftGateway implements AutoCloseable {
         return t instanceof org.apache.ratis.protocol.exceptions.AlreadyClosedException;
     }
 
-    /** Replaces {@code failed} with a new client unless another request already did; returns the current one. */
-    private synchronized RaftClient renewRemote(RaftClient failed) {
-        if (remote == failed && !closed) {
-            remote = newRemote();
+    /**
+     * Replaces {@code failed} with a new client unless another request already did; returns the current one.
+     *
+     * @param renewals whether it is the client that forwards renewals
+     */
+    private synchronized RaftClient renewRemote(RaftClient failed, boolean renewals) {
+        if ((renewals ? remoteRenewals : remote) == failed && !closed) {
+            if (renewals) {
+                remoteRenewals = newRemote();
+            } else {
+                remote = newRemote();
+            }
             try {
                 failed.close();
             } catch (IOException | RuntimeException e) {
                 // it failed already; its threads go with it
             }
         }
-        return remote;
+        return renewals ? remoteRenewals : remote;
     }
 
     private boolean leads() {
@@ -329,6 +367,7 @@ public final class RaftGateway implements AutoCloseable {
         closed = true;
         try {
             remote.close();
+            remoteRenewals.close();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -117,6 +117,32 @@ class LeaseStateMachineTest {
         assertThat(deadlines.renew(a.lease(), 0, later, 4)).isTrue();
     }
 
+    @Test
+    @DisplayName("a sweep that skips scanning until a deadline may be due still finds a lease granted meanwhile with a "
+            + "shorter window, and an expiry that did not go through")
+    void sweepsSkipOnlyWhatCannotBeDue() {
+        LeaseTable table = new LeaseTable();
+        Outcome lng = table.apply(1, 1, new Command.Acquire("ns@long", "r1", "node-a", "127.0.0.1:9", 60_000, 1_000));
+        Outcome shrt = table.apply(2, 1, new Command.Acquire("ns@short", "r2", "node-a", "127.0.0.1:9", 1_000, 1_000));
+        LeaseStateMachine.Deadlines deadlines = new LeaseStateMachine.Deadlines();
+        long t0 = System.nanoTime();
+        deadlines.track(lng.lease(), 0, t0);
+        // a scan (the clock is the caller's): nothing due for a while, so sweeps skip scanning until then
+        assertThat(deadlines.due(t0 + TimeUnit.SECONDS.toNanos(10), 1)).isEmpty();
+
+        // an entry with an earlier deadline than that: the next sweep past it finds it
+        deadlines.track(shrt.lease(), 0, t0 + TimeUnit.MILLISECONDS.toNanos(100));
+        long past = t0 + TimeUnit.MILLISECONDS.toNanos(1_200);
+        assertThat(deadlines.due(past, 1)).extracting(Command.Expire::mailboxId).containsExactly("ns@short");
+        assertThat(deadlines.due(past, 1)).as("decided once per term").isEmpty();
+
+        // the expiry did not go through: the next sweep decides it again
+        deadlines.retry("ns@short", shrt.lease().leaseId());
+        assertThat(deadlines.due(past, 1)).extracting(Command.Expire::mailboxId).containsExactly("ns@short");
+        assertThat(deadlines.due(t0 + TimeUnit.SECONDS.toNanos(61), 1)).extracting(Command.Expire::mailboxId)
+                .containsExactly("ns@long");
+    }
+
     private static Outcome apply(LeaseStateMachine sm, long index, long term, Command command) throws Exception {
         LogEntryProto entry = LogEntryProto.newBuilder().setIndex(index).setTerm(term)
                 .setStateMachineLogEntry(StateMachineLogEntryProto.newBuilder()
