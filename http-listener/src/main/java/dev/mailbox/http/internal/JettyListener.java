@@ -20,6 +20,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLContext;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.ConnectionFactory;
 import org.eclipse.jetty.server.Handler;
@@ -73,6 +74,9 @@ public final class JettyListener implements HttpListener {
     private final Semaphore workerSlots;
     private final InetSocketAddress address;
     private volatile boolean closed;
+    /** When the sweep last looked whether clients of requests being handled are still there (System.nanoTime). */
+    private long lastProbe = System.nanoTime();
+    private static final long PROBE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(1000);
 
     /**
      * Binds and starts (see {@link HttpListener.Builder}).
@@ -179,7 +183,14 @@ public final class JettyListener implements HttpListener {
                 return;
             }
             try {
-                connector.sweep(headerNanos);
+                // clients of requests being handled are looked at about once a second: a read each, and thousands
+                // of long polls may be waiting
+                long now = System.nanoTime();
+                boolean probe = now - lastProbe >= PROBE_EVERY_NANOS;
+                if (probe) {
+                    lastProbe = now;
+                }
+                connector.sweep(headerNanos, probe);
             } finally {
                 sweepLater();
             }
@@ -310,7 +321,13 @@ public final class JettyListener implements HttpListener {
         java.net.SocketAddress remote = request.getConnectionMetaData().getRemoteSocketAddress();
         InetSocketAddress from = remote instanceof InetSocketAddress i ? i : new InetSocketAddress(0);
         String path = request.getHttpURI().getPath();
+        // Jetty says -1 for "no Content-Length"; a request without one has a body only if it is chunked
+        // (RFC 9112, 6.3): a browser's GET has neither, and no body
+        long length = request.getLength();
+        if (length < 0 && !request.getHeaders().contains(HttpHeader.TRANSFER_ENCODING)) {
+            length = 0;
+        }
         return new HttpRequest(request.getMethod(), path == null || path.isEmpty() ? "/" : path,
-                request.getHttpURI().getQuery(), headers, from, request.isSecure(), request.getLength(), new byte[0]);
+                request.getHttpURI().getQuery(), headers, from, request.isSecure(), length, new byte[0]);
     }
 }
