@@ -85,8 +85,12 @@ final class GuardedConnector extends ServerConnector {
         return refused.get();
     }
 
-    /** Closes every connection whose request headers are overdue; forgets closed ones. */
-    void sweep(long headerTimeoutNanos) {
+    /**
+     * Closes every connection whose request headers are overdue; forgets closed ones; with {@code probe}, looks
+     * whether the clients of requests being handled are still there, and closes the connections of those that
+     * have gone, after telling their handlers.
+     */
+    void sweep(long headerTimeoutNanos, boolean probe) {
         long now = System.nanoTime();
         for (GuardedEndPoint e : endPoints) {
             if (!e.isOpen()) {
@@ -96,6 +100,18 @@ final class GuardedConnector extends ServerConnector {
                         e.getRemoteSocketAddress(), headerTimeoutNanos / 1_000_000);
                 e.close(new TimeoutException("request headers not received within "
                         + headerTimeoutNanos / 1_000_000 + " ms"));
+            } else if (probe) {
+                Runnable gone = e.probe();
+                if (gone != null) {
+                    LOG.debug("{} listener: {} went away while its request was handled", name,
+                            e.getRemoteSocketAddress());
+                    try {
+                        gone.run();
+                    } catch (RuntimeException failed) {
+                        LOG.warn("{} listener: telling a handler that its client went away failed", name, failed);
+                    }
+                    e.close(new java.io.EOFException("the client went away while its request was handled"));
+                }
             }
         }
     }
@@ -125,8 +141,8 @@ final class GuardedConnector extends ServerConnector {
         refused.incrementAndGet();
         boolean total = open.get() >= limits.maxConnections();
         String why = total ? "the server has " + limits.maxConnections() + " connections open, its most"
-                : "your address has " + limits.maxConnectionsPerAddress() + " connections open, the most one"
-                + " address may";
+                : "your address" + (from instanceof java.net.Inet6Address ? "'s /64" : "") + " has "
+                + limits.maxConnectionsPerAddress() + " connections open, the most one address may";
         long now = System.nanoTime();
         long last = lastWarning.get();
         if (now - last >= WARN_EVERY_NANOS && lastWarning.compareAndSet(last, now)) {
@@ -167,7 +183,7 @@ final class GuardedConnector extends ServerConnector {
         if (slot == null) {
             throw new IllegalStateException("a connection accepted without a slot: " + channel);
         }
-        GuardedEndPoint endPoint = new GuardedEndPoint(channel, selector, key, getScheduler(), slot);
+        GuardedEndPoint endPoint = new GuardedEndPoint(channel, selector, key, getScheduler(), slot, getExecutor());
         endPoint.setIdleTimeout(getIdleTimeout());
         endPoints.add(endPoint);
         return endPoint;
@@ -190,7 +206,7 @@ final class GuardedConnector extends ServerConnector {
                 socket.close();
                 return;
             }
-            Slot slot = take(from);
+            Slot slot = take(dev.mailbox.http.HttpRequest.clientOf(from));
             if (slot == null) {
                 refuse(socket, from);
                 return;
