@@ -80,6 +80,17 @@ final class GuardedConnector extends ServerConnector {
         return open.get();
     }
 
+    /** @return the connections open now with no request being served on them (those at hand to make room) */
+    int freeConnections() {
+        int n = 0;
+        for (GuardedEndPoint e : endPoints) {
+            if (e.isOpen() && e.free()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** @return the connections refused so far */
     long refusedConnections() {
         return refused.get();
@@ -117,9 +128,16 @@ final class GuardedConnector extends ServerConnector {
     }
 
     private @Nullable Slot take(InetAddress from) {
+        // a client at its own cap is refused before it can cost anyone else a connection to make room
+        if (perAddress.getOrDefault(from, 0) >= limits.maxConnectionsPerAddress()) {
+            return null;
+        }
         if (open.incrementAndGet() > limits.maxConnections()) {
             open.decrementAndGet();
-            return null;
+            if (!makeRoom()) {
+                return null;
+            }
+            open.incrementAndGet();
         }
         boolean[] ok = {false};
         perAddress.compute(from, (a, n) -> {
@@ -137,9 +155,49 @@ final class GuardedConnector extends ServerConnector {
         return new Slot(from);
     }
 
+    /**
+     * At the cap on all connections, closes the connection that has gone longest without a request being served on
+     * it (idle, trickling headers, or in a TLS handshake), of the client holding the most connections, so that
+     * connections which cost their clients nothing to hold cannot lock everyone else out. A connection serving a
+     * request is never taken. The new connection's own client is not spared: when it holds the most, it trades its
+     * own oldest connection for the new one and takes nothing from anyone else. Runs on the selector, which accepts
+     * one connection at a time.
+     *
+     * @return whether a place was freed (given to the caller)
+     */
+    private boolean makeRoom() {
+        GuardedEndPoint victim = null;
+        int victimHolds = 0;
+        long victimSince = 0;
+        for (GuardedEndPoint e : endPoints) {
+            if (!e.isOpen() || !e.free()) {
+                continue;
+            }
+            int holds = perAddress.getOrDefault(e.slot().address, 0);
+            long since = e.freeSince();
+            if (victim == null || holds > victimHolds || (holds == victimHolds && since - victimSince < 0)) {
+                victim = e;
+                victimHolds = holds;
+                victimSince = since;
+            }
+        }
+        if (victim == null) {
+            return false;
+        }
+        LOG.debug("{} listener: at {} connections, closing {}, which has waited longest without a request, for a new"
+                + " one", name, limits.maxConnections(), victim.getRemoteSocketAddress());
+        // its place goes to the new connection now; the close gives it back again, which is a no-op
+        victim.slot().release();
+        victim.close(new java.util.concurrent.TimeoutException("closed for a new connection: the server is at its"
+                + " most connections and this one had no request"));
+        return true;
+    }
+
     private void refuse(SocketChannel socket, InetAddress from) {
         refused.incrementAndGet();
-        boolean total = open.get() >= limits.maxConnections();
+        // as take decides: a client at its own cap is told so, even when the server is at its cap as well
+        boolean total = perAddress.getOrDefault(dev.mailbox.http.HttpRequest.clientOf(from), 0)
+                < limits.maxConnectionsPerAddress();
         String why = total ? "the server has " + limits.maxConnections() + " connections open, its most"
                 : "your address" + (from instanceof java.net.Inet6Address ? "'s /64" : "") + " has "
                 + limits.maxConnectionsPerAddress() + " connections open, the most one address may";

@@ -31,6 +31,8 @@ final class GuardedEndPoint extends SocketChannelEndPoint {
     /** When the first byte of a request not yet being served arrived (System.nanoTime), 0 while none has. */
     private volatile long waitingSince;
     private volatile boolean serving;
+    /** Since when no request has been served on it (System.nanoTime): accepted, or its last answer sent. */
+    private volatile long freeSince = System.nanoTime();
     /** Told when a probe finds the client gone; set while a handler works with the request read whole. */
     private volatile @Nullable Runnable whenGone;
     // guarded by itself: probes and fills take turns, so kept bytes keep their order
@@ -92,7 +94,18 @@ final class GuardedEndPoint extends SocketChannelEndPoint {
     /** The answer is sent: the next request's clock starts with its first byte. */
     void served() {
         waitingSince = 0;
+        freeSince = System.nanoTime();
         serving = false;
+    }
+
+    /** @return whether no request is being served on it: it may be closed to make room */
+    boolean free() {
+        return !serving;
+    }
+
+    /** @return since when no request has been served on it (System.nanoTime) */
+    long freeSince() {
+        return freeSince;
     }
 
     /** @return whether a request has been arriving for longer than allowed without its headers being complete */

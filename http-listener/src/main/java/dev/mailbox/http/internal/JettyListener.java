@@ -221,6 +221,11 @@ public final class JettyListener implements HttpListener {
         return connector.openConnections();
     }
 
+    /** @return the connections open now with no request being served on them (for tests) */
+    public int freeConnections() {
+        return connector.freeConnections();
+    }
+
     @Override
     public void close() {
         if (closed) {
