@@ -45,7 +45,8 @@ import org.jspecify.annotations.Nullable;
  * of at most {@value dev.mailbox.console.internal.Api#MAX_PAGE} rows a page (mailboxes
  * {@value dev.mailbox.console.internal.Api#MAX_MAILBOX_PAGE}, each counted by its backend), peeks of at most
  * {@value dev.mailbox.console.internal.Api#MAX_PEEK} messages with each body cut to
- * {@value dev.mailbox.console.internal.Api#MAX_BODY_PREVIEW} bytes, and redrives of at most
+ * {@value dev.mailbox.console.internal.Api#MAX_BODY_PREVIEW} bytes and each attribute value to
+ * {@value dev.mailbox.console.internal.Api#MAX_ATTRIBUTE_PREVIEW} characters, and redrives of at most
  * {@value dev.mailbox.console.internal.Api#MAX_REDRIVE} messages or
  * {@value dev.mailbox.console.internal.Api#REDRIVE_SECONDS} seconds a request. Actions take their arguments in the
  * query string and need no body, so the listener may refuse every body. A state-changing request must be a POST
