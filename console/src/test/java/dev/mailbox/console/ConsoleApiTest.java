@@ -184,7 +184,7 @@ class ConsoleApiTest {
 
     private Answer call(String method, String pathAndQuery, @Nullable String token, boolean actionHeader) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(listener.url() + pathAndQuery))
-                .method(method, HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(10));
+                .method(method, HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(30));
         if (token != null) {
             b.header("Authorization", "Bearer " + token);
         }
