@@ -167,8 +167,20 @@ final class MetricsEndpoint implements AutoCloseable {
         registry.close();
     }
 
-    /** GET and HEAD of /metrics; the method is checked from the headers, so a refused request's body is never read. */
+    /**
+     * GET and HEAD of /metrics; the method is checked from the headers, so a refused request's body is never read.
+     * One rendering at a time: scrapes that arrive while the registry is being rendered wait and share the next
+     * rendering (each answer is rendered after its request arrived). The endpoint answers anyone who reaches it, and
+     * rendering every meter once per request let one client keep every worker formatting meters.
+     */
     private final class Scrape implements HttpHandler {
+        private final Object rendering = new Object();
+        // guarded by rendering
+        private long started;
+        private long finished;
+        private boolean running;
+        private byte[] latest = new byte[0];
+
         @Override
         public @Nullable HttpResponse admit(HttpRequest head) {
             if (!head.method().equals("GET") && !head.method().equals("HEAD")) {
@@ -179,8 +191,45 @@ final class MetricsEndpoint implements AutoCloseable {
 
         @Override
         public void handle(HttpRequest request, HttpResponder responder) {
-            responder.respond(HttpResponse.of(200, "text/plain; version=0.0.4; charset=utf-8",
-                    registry.scrape().getBytes(StandardCharsets.UTF_8)));
+            responder.respond(HttpResponse.of(200, "text/plain; version=0.0.4; charset=utf-8", text()));
+        }
+
+        /** @return the registry as text, rendered after this call began, by it or by a scrape beside it */
+        private byte[] text() {
+            long mine;
+            synchronized (rendering) {
+                long needed = started + 1;
+                while (true) {
+                    if (finished >= needed) {
+                        return latest;
+                    }
+                    if (!running) {
+                        running = true;
+                        mine = ++started;
+                        break;
+                    }
+                    try {
+                        rendering.wait();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException("interrupted while waiting for the registry's text", e);
+                    }
+                }
+            }
+            byte[] text = null;
+            try {
+                text = registry.scrape().getBytes(StandardCharsets.UTF_8);
+                return text;
+            } finally {
+                synchronized (rendering) {
+                    running = false;
+                    if (text != null) {
+                        latest = text;
+                        finished = mine;
+                    }
+                    rendering.notifyAll();
+                }
+            }
         }
     }
 }

@@ -9,6 +9,12 @@ import dev.mailbox.http.HttpRequest;
 import dev.mailbox.http.HttpResponder;
 import dev.mailbox.http.HttpResponse;
 import java.util.Objects;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
@@ -31,12 +37,16 @@ import org.jspecify.annotations.Nullable;
  * them, purge a mailbox and redrive a dead-letter mailbox into another: see {@link ConsoleAccess} for who may.
  *
  * <p><b>Bounds.</b> Connections, request sizes and time are the listener's ({@link dev.mailbox.http.HttpLimits});
- * the console adds its own: at most {@value dev.mailbox.console.internal.RateLimit#REQUESTS} requests per
- * {@value dev.mailbox.console.internal.RateLimit#WINDOW_SECONDS} seconds from one client address (then 429), lists
+ * the console adds its own: API calls run on {@value #CALL_THREADS} threads of its own with up to
+ * {@value #CALLS_WAITING} waiting (then 503), never on the listener's workers, so calls that wait on an unreachable
+ * coordinator or a slow backend never hold up the metrics and health probes sharing the listener; at most
+ * {@value dev.mailbox.console.internal.RateLimit#REQUESTS} requests per
+ * {@value dev.mailbox.console.internal.RateLimit#WINDOW_SECONDS} seconds from one client (then 429), lists
  * of at most {@value dev.mailbox.console.internal.Api#MAX_PAGE} rows a page (mailboxes
  * {@value dev.mailbox.console.internal.Api#MAX_MAILBOX_PAGE}, each counted by its backend), peeks of at most
  * {@value dev.mailbox.console.internal.Api#MAX_PEEK} messages with each body cut to
- * {@value dev.mailbox.console.internal.Api#MAX_BODY_PREVIEW} bytes, and redrives of at most
+ * {@value dev.mailbox.console.internal.Api#MAX_BODY_PREVIEW} bytes and each attribute value to
+ * {@value dev.mailbox.console.internal.Api#MAX_ATTRIBUTE_PREVIEW} characters, and redrives of at most
  * {@value dev.mailbox.console.internal.Api#MAX_REDRIVE} messages or
  * {@value dev.mailbox.console.internal.Api#REDRIVE_SECONDS} seconds a request. Actions take their arguments in the
  * query string and need no body, so the listener may refuse every body. A state-changing request must be a POST
@@ -46,12 +56,28 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Console implements HttpHandler {
 
+    /** Threads that run API calls, each of which may wait on a coordinator or a backend. */
+    public static final int CALL_THREADS = 4;
+    /** API calls that may wait for one of those threads; past them, 503. */
+    public static final int CALLS_WAITING = 32;
+
     private final ConsoleAccess access;
     private final AtomicReference<@Nullable Api> api = new AtomicReference<>();
     private final RateLimit rateLimit = new RateLimit();
+    private final Semaphore callSlots = new Semaphore(CALL_THREADS + CALLS_WAITING);
+    private final ThreadPoolExecutor calls;
 
     private Console(Builder b) {
         this.access = b.access;
+        AtomicInteger n = new AtomicInteger();
+        this.calls = new ThreadPoolExecutor(CALL_THREADS, CALL_THREADS, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                r -> {
+                    Thread t = new Thread(r, "console-call-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        // idle, they go: a console has no close of its own, its listener's is all the process calls
+        calls.allowCoreThreadTimeOut(true);
         if (b.source != null) {
             serve(b.source);
         }
@@ -92,7 +118,7 @@ public final class Console implements HttpHandler {
 
     @Override
     public @Nullable HttpResponse admit(HttpRequest head) {
-        if (!rateLimit.tryAcquire(head.remoteAddress().getAddress())) {
+        if (!rateLimit.tryAcquire(head.client())) {
             return Api.error(429, "too many requests from " + head.remoteAddress().getAddress().getHostAddress()
                     + ": at most " + RateLimit.REQUESTS + " every " + RateLimit.WINDOW_SECONDS + " s")
                     .withHeader("Retry-After", Integer.toString(RateLimit.WINDOW_SECONDS));
@@ -121,7 +147,32 @@ public final class Console implements HttpHandler {
                     .withHeader("Retry-After", "1"));
             return;
         }
-        responder.respond(current.handle(request));
+        // an API call may wait (a coordinator out of reach, backends counting, a redrive's seconds): on threads of
+        // the console's own, so that the listener's workers stay free for the metrics and probes beside it
+        if (!callSlots.tryAcquire()) {
+            responder.respond(busy());
+            return;
+        }
+        try {
+            calls.execute(() -> {
+                try {
+                    responder.respond(current.handle(request));
+                } catch (RuntimeException | Error e) {
+                    responder.respond(Api.error(500, "internal error"));
+                    throw e;
+                } finally {
+                    callSlots.release();
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            callSlots.release();
+            responder.respond(busy());
+        }
+    }
+
+    private static HttpResponse busy() {
+        return Api.error(503, "the console is busy: " + CALL_THREADS + " calls under way and " + CALLS_WAITING
+                + " waiting; try again shortly").withHeader("Retry-After", "1");
     }
 
     /** Builds a {@link Console}. Not thread-safe. */

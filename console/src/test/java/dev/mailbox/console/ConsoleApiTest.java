@@ -50,6 +50,7 @@ import org.junit.jupiter.api.Test;
  * stand-in for the coordinators (the browser test runs the console on a real cluster).
  */
 @DisplayName("The console's API")
+@org.junit.jupiter.api.Timeout(value = 2, unit = java.util.concurrent.TimeUnit.MINUTES)
 class ConsoleApiTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -183,7 +184,7 @@ class ConsoleApiTest {
 
     private Answer call(String method, String pathAndQuery, @Nullable String token, boolean actionHeader) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(listener.url() + pathAndQuery))
-                .method(method, HttpRequest.BodyPublishers.noBody());
+                .method(method, HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(30));
         if (token != null) {
             b.header("Authorization", "Bearer " + token);
         }
@@ -353,11 +354,33 @@ class ConsoleApiTest {
         assertThat(get("/ui/api/peek?id=big&max=51", "admin-token").status()).isEqualTo(400);
         Answer peek = get("/ui/api/peek?id=big&max=50", "admin-token");
         assertThat(peek.json().get("messages")).hasSize(50);
+        assertThat(peek.raw().body().length()).as("the answer's length").isLessThan(1 << 20);
         assertThat(peek.json().at("/messages/0/text").asText()).hasSize(4096);
         assertThat(peek.json().at("/messages/0/truncated").asBoolean()).isTrue();
         assertThat(peek.raw().body().length()).isLessThan(50 * 4096 + 50_000);
         assertThat(big.approximateCount()).isEqualTo(55);
         assertThat(big.receive().get(0).deliveryCount()).isEqualTo(1); // the peek delivered nothing
+    }
+
+    @Test
+    @DisplayName("a peek's answer stays bounded whatever the messages' attributes hold: each value is cut too (50"
+            + " messages of 1 MiB, nearly all of it attributes, made a 50 MB answer while each body was cut to 4 KiB)")
+    void peekCutsAttributes() {
+        Mailbox<byte[]> fat = add(InMemoryMailbox.builder("fat", Codec.bytes())
+                .maxMessageBytes(dev.mailbox.api.Limits.MAX_MESSAGE_BYTES).build());
+        SendOptions attributes = SendOptions.defaults();
+        for (int a = 0; a < 10; a++) {
+            attributes = attributes.withAttribute("a" + a, "v".repeat(100_000));
+        }
+        for (int i = 0; i < 50; i++) {
+            fat.send(new byte[] {'x'}, attributes);
+        }
+        Answer peek = get("/ui/api/peek?id=fat&max=50", "admin-token");
+        assertThat(peek.status()).isEqualTo(200);
+        assertThat(peek.json().get("messages")).hasSize(50);
+        assertThat(peek.raw().body().length()).as("the answer's length").isLessThan(1 << 20);
+        assertThat(peek.json().at("/messages/0/attributes/a0").asText()).startsWith("vvv");
+        assertThat(peek.json().at("/messages/0/attributesTruncated").asBoolean()).isTrue();
     }
 
     @Test

@@ -14,11 +14,14 @@ import java.util.Objects;
  *   <li><b>Time</b>: a request's line and headers (and, with TLS, the handshake before them) must arrive within
  *       {@link #headerTimeout()} of its first byte, and its body within {@link #bodyTimeout()} of its headers;
  *       a connection with no traffic for {@link #idleTimeout()} is closed. A client that trickles bytes is cut
- *       off by the deadlines, not by the idle timeout.</li>
+ *       off by the deadlines, not by the idle timeout. An answer must be read whole within {@link #writeTimeout()}
+ *       of being ready, or its connection is closed: a client that reads a trickle holds neither the connection nor
+ *       the answer's memory for longer.</li>
  *   <li><b>Memory</b>: headers up to {@link #maxHeaderBytes()} (larger: {@code 431}); a body up to
  *       {@link #maxBodyBytes()} ({@code 413}, refused from its declared length before it is read), held against
- *       the listener's {@link BodyBudget} from before it is read until its answer is sent (none left: {@code 503}
- *       before reading).</li>
+ *       the listener's {@link BodyBudget} from before it is read until its answer is sent (none left, or the client
+ *       holds its share: {@code 503} before reading); answers count against the same budget until sent, and are
+ *       written to the socket in slices, so a large one costs no buffer of its size outside the heap.</li>
  *   <li><b>Threads</b>: I/O runs on a few threads of the listener's own and never waits for a client;
  *       {@link HttpHandler#handle} runs on {@link #workerThreads()} threads, with up to {@link #workerQueue()}
  *       more requests waiting for one (beyond: {@code 503} before the body is read).</li>
@@ -27,25 +30,28 @@ import java.util.Objects;
 public final class HttpLimits {
 
     private static final HttpLimits DEFAULTS = new HttpLimits(1024, 256, Duration.ofSeconds(10), Duration.ofSeconds(30),
-            Duration.ofSeconds(30), 16 * 1024, 1024 * 1024, 16, 256);
+            Duration.ofSeconds(30), Duration.ofSeconds(30), 16 * 1024, 1024 * 1024, 16, 256);
 
     private final int maxConnections;
     private final int maxConnectionsPerAddress;
     private final Duration headerTimeout;
     private final Duration bodyTimeout;
     private final Duration idleTimeout;
+    private final Duration writeTimeout;
     private final int maxHeaderBytes;
     private final int maxBodyBytes;
     private final int workerThreads;
     private final int workerQueue;
 
     private HttpLimits(int maxConnections, int maxConnectionsPerAddress, Duration headerTimeout, Duration bodyTimeout,
-                       Duration idleTimeout, int maxHeaderBytes, int maxBodyBytes, int workerThreads, int workerQueue) {
+                       Duration idleTimeout, Duration writeTimeout, int maxHeaderBytes, int maxBodyBytes,
+                       int workerThreads, int workerQueue) {
         this.maxConnections = range("maxConnections", maxConnections, 1, 1_000_000);
         this.maxConnectionsPerAddress = range("maxConnectionsPerAddress", maxConnectionsPerAddress, 1, 1_000_000);
         this.headerTimeout = time("headerTimeout", headerTimeout);
         this.bodyTimeout = time("bodyTimeout", bodyTimeout);
         this.idleTimeout = time("idleTimeout", idleTimeout);
+        this.writeTimeout = time("writeTimeout", writeTimeout);
         this.maxHeaderBytes = range("maxHeaderBytes", maxHeaderBytes, 1024, 1024 * 1024);
         this.maxBodyBytes = range("maxBodyBytes", maxBodyBytes, 0, 1024 * 1024 * 1024);
         this.workerThreads = range("workerThreads", workerThreads, 1, 10_000);
@@ -53,8 +59,8 @@ public final class HttpLimits {
     }
 
     /**
-     * @return 1,024 connections, 256 per address, headers within 10 s, a body within 30 s, 30 s idle, 16 KiB of
-     *         headers, 1 MiB of body, 16 worker threads with 256 requests waiting
+     * @return 1,024 connections, 256 per address, headers within 10 s, a body within 30 s, 30 s idle, an answer
+     *         read within 30 s, 16 KiB of headers, 1 MiB of body, 16 worker threads with 256 requests waiting
      */
     public static HttpLimits defaults() {
         return DEFAULTS;
@@ -77,50 +83,59 @@ public final class HttpLimits {
 
     /** @return a copy allowing this many open connections in all */
     public HttpLimits withMaxConnections(int max) {
-        return new HttpLimits(max, maxConnectionsPerAddress, headerTimeout, bodyTimeout, idleTimeout, maxHeaderBytes,
-                maxBodyBytes, workerThreads, workerQueue);
+        return new HttpLimits(max, maxConnectionsPerAddress, headerTimeout, bodyTimeout, idleTimeout, writeTimeout,
+                maxHeaderBytes, maxBodyBytes, workerThreads, workerQueue);
     }
 
     /** @return a copy allowing this many open connections from one client address */
     public HttpLimits withMaxConnectionsPerAddress(int max) {
-        return new HttpLimits(maxConnections, max, headerTimeout, bodyTimeout, idleTimeout, maxHeaderBytes,
-                maxBodyBytes, workerThreads, workerQueue);
+        return new HttpLimits(maxConnections, max, headerTimeout, bodyTimeout, idleTimeout, writeTimeout,
+                maxHeaderBytes, maxBodyBytes, workerThreads, workerQueue);
     }
 
     /** @return a copy giving a request this long from its first byte to the end of its headers */
     public HttpLimits withHeaderTimeout(Duration timeout) {
         return new HttpLimits(maxConnections, maxConnectionsPerAddress, timeout, bodyTimeout, idleTimeout,
-                maxHeaderBytes, maxBodyBytes, workerThreads, workerQueue);
+                writeTimeout, maxHeaderBytes, maxBodyBytes, workerThreads, workerQueue);
     }
 
     /** @return a copy giving a body this long to arrive once its headers have */
     public HttpLimits withBodyTimeout(Duration timeout) {
         return new HttpLimits(maxConnections, maxConnectionsPerAddress, headerTimeout, timeout, idleTimeout,
-                maxHeaderBytes, maxBodyBytes, workerThreads, workerQueue);
+                writeTimeout, maxHeaderBytes, maxBodyBytes, workerThreads, workerQueue);
     }
 
     /** @return a copy closing connections with no traffic for this long */
     public HttpLimits withIdleTimeout(Duration timeout) {
         return new HttpLimits(maxConnections, maxConnectionsPerAddress, headerTimeout, bodyTimeout, timeout,
-                maxHeaderBytes, maxBodyBytes, workerThreads, workerQueue);
+                writeTimeout, maxHeaderBytes, maxBodyBytes, workerThreads, workerQueue);
+    }
+
+    /**
+     * @return a copy closing a connection whose answer has not been taken whole by its client this long after it was
+     *         ready (the answer is dropped, its memory given back)
+     */
+    public HttpLimits withWriteTimeout(Duration timeout) {
+        return new HttpLimits(maxConnections, maxConnectionsPerAddress, headerTimeout, bodyTimeout, idleTimeout,
+                timeout, maxHeaderBytes, maxBodyBytes, workerThreads, workerQueue);
     }
 
     /** @return a copy allowing request lines and headers of this many bytes */
     public HttpLimits withMaxHeaderBytes(int max) {
-        return new HttpLimits(maxConnections, maxConnectionsPerAddress, headerTimeout, bodyTimeout, idleTimeout, max,
-                maxBodyBytes, workerThreads, workerQueue);
+        return new HttpLimits(maxConnections, maxConnectionsPerAddress, headerTimeout, bodyTimeout, idleTimeout,
+                writeTimeout, max, maxBodyBytes, workerThreads, workerQueue);
     }
 
     /** @return a copy allowing bodies of this many bytes */
     public HttpLimits withMaxBodyBytes(int max) {
         return new HttpLimits(maxConnections, maxConnectionsPerAddress, headerTimeout, bodyTimeout, idleTimeout,
-                maxHeaderBytes, max, workerThreads, workerQueue);
+                writeTimeout, maxHeaderBytes, max, workerThreads, workerQueue);
     }
 
     /** @return a copy running handlers on this many threads, with up to {@code queue} requests waiting for one */
     public HttpLimits withWorkers(int threads, int queue) {
         return new HttpLimits(maxConnections, maxConnectionsPerAddress, headerTimeout, bodyTimeout, idleTimeout,
-                maxHeaderBytes, maxBodyBytes, threads, queue);
+                writeTimeout, maxHeaderBytes, maxBodyBytes, threads, queue);
     }
 
     /** @return the most connections open at once */
@@ -148,6 +163,11 @@ public final class HttpLimits {
         return idleTimeout;
     }
 
+    /** @return how long a client may take to read an answer whole, from when it is ready */
+    public Duration writeTimeout() {
+        return writeTimeout;
+    }
+
     /** @return the largest request line and headers, in bytes */
     public int maxHeaderBytes() {
         return maxHeaderBytes;
@@ -172,7 +192,8 @@ public final class HttpLimits {
     public String toString() {
         return "HttpLimits[connections " + maxConnections + " (" + maxConnectionsPerAddress + " per address), headers "
                 + headerTimeout.toMillis() + " ms, body " + bodyTimeout.toMillis() + " ms, idle "
-                + idleTimeout.toMillis() + " ms, header bytes " + maxHeaderBytes + ", body bytes " + maxBodyBytes
+                + idleTimeout.toMillis() + " ms, answer " + writeTimeout.toMillis() + " ms, header bytes " + maxHeaderBytes
+                + ", body bytes " + maxBodyBytes
                 + ", workers " + workerThreads + " + " + workerQueue + " waiting]";
     }
 }

@@ -1,6 +1,10 @@
 package dev.mailbox.http;
 
+import java.net.Inet6Address;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -78,6 +82,34 @@ public final class HttpRequest {
     /** @return the client's address (of the connection: no forwarding header is believed) */
     public InetSocketAddress remoteAddress() {
         return remote;
+    }
+
+    /**
+     * @return the client as limits per client count it ({@link #clientOf})
+     */
+    public InetAddress client() {
+        return clientOf(remote.getAddress() != null ? remote.getAddress() : new InetSocketAddress(0).getAddress());
+    }
+
+    /**
+     * The client an address belongs to, for limits per client (connections, memory, request rates): an IPv4 address
+     * is one client; an IPv6 address is counted with the rest of its /64, since one host is commonly given a whole
+     * /64 and could otherwise open each connection from an address of its own.
+     *
+     * @param address a connection's remote address
+     * @return the address itself (IPv4), or its /64 prefix with the rest zero (IPv6)
+     */
+    public static InetAddress clientOf(InetAddress address) {
+        if (!(address instanceof Inet6Address)) {
+            return address;
+        }
+        byte[] prefix = Arrays.copyOf(address.getAddress(), 16);
+        Arrays.fill(prefix, 8, 16, (byte) 0);
+        try {
+            return InetAddress.getByAddress(prefix);
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException("16 bytes are an IPv6 address", e);
+        }
     }
 
     /** @return whether the request came over TLS */

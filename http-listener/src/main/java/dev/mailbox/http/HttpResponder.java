@@ -10,4 +10,17 @@ public interface HttpResponder {
 
     /** @param response the answer */
     void respond(HttpResponse response);
+
+    /**
+     * Asks to be told if the client goes away (closes or resets its connection) while the handler works, before
+     * the answer: a handler that waits (a long poll) then stops waiting, and takes nothing for a client that is no
+     * longer there. The listener looks at a connection whose request is being handled about once a second. The
+     * action runs at most once, on one of the listener's threads, and must not block; if the client has gone
+     * already it runs at once. The handler should still {@link #respond} (the answer is dropped). The default does
+     * nothing: a responder that cannot tell never calls it.
+     *
+     * @param action what to do when the client has gone
+     */
+    default void onClientGone(Runnable action) {
+    }
 }

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
@@ -98,20 +99,138 @@ class HostileClientsTest {
     }
 
     @Test
-    @DisplayName("past the cap on all connections, one more is refused at once")
-    void totalCap() throws Exception {
+    @DisplayName("at the cap on all connections, a new client takes the place of the connection that has waited"
+            + " longest without a request (connections that sent nothing, from cap / per-address-cap addresses,"
+            + " locked everyone else out: two addresses for the SQS endpoint's 4,096 and 2,048)")
+    void idleConnectionsMakeRoom() throws Exception {
         try (HttpListener l = start(false, HttpLimits.defaults().withMaxConnections(6))) {
             List<Socket> held = new ArrayList<>();
             try {
                 for (int i = 0; i < 6; i++) {
                     held.add(HostileHttp.connect(l.address(), HostileHttp.loopback(20 + i), null));
+                    // the listener sets each up before the next arrives, so that the first is the oldest
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    while (((dev.mailbox.http.internal.JettyListener) l).freeConnections() < i + 1
+                            && System.nanoTime() - deadline < 0) {
+                        Thread.sleep(5); // nothing to wait on: the listener accepts on its own threads
+                    }
                 }
+                assertThat(((dev.mailbox.http.internal.JettyListener) l).freeConnections()).isEqualTo(6);
+                assertThat(call(l, HostileHttp.loopback(30), false)).as("a new client at the cap").isEqualTo(200);
+                held.get(0).setSoTimeout(5_000);
+                assertThat(held.get(0).getInputStream().read()).as("the oldest idle connection, closed").isEqualTo(-1);
+            } finally {
+                for (Socket s : held) {
+                    s.close();
+                }
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("at the cap on all connections, a client holding the most gives up its own oldest connection for a"
+            + " new one, not another's; a client at its own cap is refused without closing anyone's connection")
+    void makingRoomCostsTheGreedyClient() throws Exception {
+        InetAddress other = HostileHttp.loopback(40);
+        InetAddress greedy = HostileHttp.loopback(41);
+        try (HttpListener l = start(false, HttpLimits.defaults().withMaxConnections(6)
+                .withMaxConnectionsPerAddress(5))) {
+            List<Socket> held = new ArrayList<>();
+            List<Socket> greedys = new ArrayList<>();
+            try {
+                // the other clients' connections are the oldest, so the age alone would pick them
+                held.add(connectIdle(l, other, 0));
+                for (int i = 0; i < 4; i++) {
+                    greedys.add(connectIdle(l, greedy, 1 + i));
+                }
+                held.add(connectIdle(l, HostileHttp.loopback(42), 5));
+                greedys.add(HostileHttp.connect(l.address(), greedy, null)); // at the cap on all: takes its own
+                greedys.get(0).setSoTimeout(5_000);
+                assertThat(greedys.get(0).getInputStream().read()).as("the greedy client's oldest, closed")
+                        .isEqualTo(-1);
+                // the other clients' connections stay: a request on each is answered
+                for (Socket s : held) {
+                    HostileHttp.write(s, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+                    assertThat(HostileHttp.status(HostileHttp.readAnswer(s, Duration.ofSeconds(5)))).isEqualTo(200);
+                }
+            } finally {
+                for (Socket s : held) {
+                    s.close();
+                }
+                for (Socket s : greedys) {
+                    s.close();
+                }
+            }
+        }
+        // the greedy client at its own cap (5) and the server at its cap (6)
+        try (HttpListener l = start(false, HttpLimits.defaults().withMaxConnections(6)
+                .withMaxConnectionsPerAddress(5))) {
+            List<Socket> held = new ArrayList<>();
+            try {
+                held.add(connectIdle(l, other, 0));
+                for (int i = 0; i < 5; i++) {
+                    held.add(connectIdle(l, greedy, 1 + i));
+                }
+                try (Socket past = HostileHttp.connect(l.address(), greedy, null)) {
+                    String answer = HostileHttp.readAnswer(past, Duration.ofSeconds(5));
+                    assertThat(HostileHttp.status(answer)).as(answer).isEqualTo(503);
+                    assertThat(answer).contains("your address has 5 connections");
+                }
+                assertThat(((dev.mailbox.http.internal.JettyListener) l).openConnections())
+                        .as("no connection closed for a client past its own cap").isEqualTo(6);
+                HostileHttp.write(held.get(0), "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+                assertThat(HostileHttp.status(HostileHttp.readAnswer(held.get(0), Duration.ofSeconds(5))))
+                        .as("the other client's oldest connection").isEqualTo(200);
+            } finally {
+                for (Socket s : held) {
+                    s.close();
+                }
+            }
+        }
+    }
+
+    /** Connects from {@code from} and waits until the listener has set the connection up ({@code before} others). */
+    private static Socket connectIdle(HttpListener l, InetAddress from, int before) throws Exception {
+        Socket s = HostileHttp.connect(l.address(), from, null);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (((dev.mailbox.http.internal.JettyListener) l).freeConnections() < before + 1
+                && System.nanoTime() - deadline < 0) {
+            Thread.sleep(5); // nothing to wait on: the listener accepts on its own threads
+        }
+        return s;
+    }
+
+    @Test
+    @DisplayName("past the cap on all connections, with every one serving a request, one more is refused at once")
+    void totalCap() throws Exception {
+        CountDownLatch serving = new CountDownLatch(6);
+        CountDownLatch release = new CountDownLatch(1);
+        HttpHandler slow = (request, responder) -> {
+            serving.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            responder.respond(HttpResponse.text(200, "ok"));
+        };
+        try (HttpListener l = HttpListener.builder("test").fallback(slow)
+                .limits(HttpLimits.defaults().withMaxConnections(6)).start()) {
+            List<Socket> held = new ArrayList<>();
+            try {
+                for (int i = 0; i < 6; i++) {
+                    Socket s = HostileHttp.connect(l.address(), HostileHttp.loopback(20 + i), null);
+                    held.add(s);
+                    HostileHttp.write(s, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+                }
+                assertThat(serving.await(10, TimeUnit.SECONDS)).isTrue();
                 try (Socket seventh = HostileHttp.connect(l.address(), HostileHttp.loopback(30), null)) {
                     String answer = HostileHttp.readAnswer(seventh, Duration.ofSeconds(5));
                     assertThat(HostileHttp.status(answer)).as(answer).isEqualTo(503);
                     assertThat(answer).contains("the server has 6 connections open");
                 }
             } finally {
+                release.countDown();
                 for (Socket s : held) {
                     s.close();
                 }

@@ -57,6 +57,8 @@ public final class Api {
     public static final int MAX_PEEK = 50;
     /** The most bytes of a body shown. */
     public static final int MAX_BODY_PREVIEW = 4096;
+    /** The most characters of an attribute's value shown. */
+    public static final int MAX_ATTRIBUTE_PREVIEW = 256;
     /** The most messages one redrive request moves. */
     public static final int MAX_REDRIVE = 1000;
     /** The longest one redrive request runs. */
@@ -392,10 +394,33 @@ public final class Api {
             row.put("deliveryCount", p.deliveryCount());
             row.put("enqueuedAt", p.enqueuedAt().toEpochMilli());
             row.put("size", p.body().length);
-            map(row, "attributes", p.attributes());
+            attributes(row, p.attributes());
             body(row, p.body());
         }
         return o;
+    }
+
+    /**
+     * A message's attributes, each value cut to {@link #MAX_ATTRIBUTE_PREVIEW} characters: a message's size limit
+     * counts its attributes with its body, so a 1 MiB message may be nearly all attributes, and a peek that cut only
+     * bodies answered 50 MB for 50 such messages.
+     */
+    private static void attributes(ObjectNode row, Map<String, String> values) {
+        ObjectNode l = row.putObject("attributes");
+        boolean cut = false;
+        // at most Limits.MAX_ATTRIBUTES of them, each name at most MAX_ATTRIBUTE_NAME_LENGTH: only values are cut
+        for (Map.Entry<String, String> e : values.entrySet().stream().sorted(Map.Entry.comparingByKey()).toList()) {
+            String v = e.getValue();
+            if (v.length() > MAX_ATTRIBUTE_PREVIEW) {
+                // not between the two halves of a surrogate pair
+                int end = Character.isHighSurrogate(v.charAt(MAX_ATTRIBUTE_PREVIEW - 1)) ? MAX_ATTRIBUTE_PREVIEW - 1
+                        : MAX_ATTRIBUTE_PREVIEW;
+                v = v.substring(0, end);
+                cut = true;
+            }
+            l.put(e.getKey(), v);
+        }
+        row.put("attributesTruncated", cut);
     }
 
     /** Text when the shown bytes are UTF-8, else base64; cut to {@link #MAX_BODY_PREVIEW} bytes either way. */

@@ -2,16 +2,22 @@ package dev.mailbox.http.internal;
 
 import dev.mailbox.http.HttpHandler;
 import dev.mailbox.http.HttpRequest;
+import dev.mailbox.http.HttpResponder;
 import dev.mailbox.http.HttpResponse;
 import java.io.ByteArrayOutputStream;
+import java.net.InetAddress;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.IteratingCallback;
 import org.eclipse.jetty.util.thread.Scheduler;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -22,18 +28,27 @@ import org.slf4j.LoggerFactory;
  * worker slot, read it (asynchronously, under a deadline), hand it to the handler's worker, write the answer, give
  * everything back. State changes happen under this object's lock, so an answer written early (a refusal, the body
  * deadline) and a body chunk arriving at the same moment cannot both count against the budget.
+ *
+ * <p>An answer counts against the budget from when it is given until it is written, must be read within the write
+ * deadline (else the connection is closed), and is written in slices: the JDK copies a heap buffer it writes to a
+ * socket into a temporary direct buffer of the buffer's whole size, and keeps that buffer for the thread, so one
+ * 40 MiB answer written in one piece would cost 40 MiB outside the heap for as long as its client does not read.
  */
 final class Exchange {
 
     private static final Logger LOG = LoggerFactory.getLogger(Exchange.class);
+    /** The most bytes of an answer handed to the socket in one write. */
+    static final int SLICE = 64 * 1024;
 
     private final JettyListener listener;
     private final Request request;
     private final Response response;
     private final Callback callback;
     private final @Nullable GuardedEndPoint socket;
-    private HttpRequest head;
-    private HttpHandler handler;
+    private final HttpRequest head;
+    private final HttpHandler handler;
+    /** Whose bytes the budget counts: the client as per-client limits see it. */
+    private final InetAddress client;
 
     // guarded by this
     private boolean answered;
@@ -42,6 +57,13 @@ final class Exchange {
     private long taken;
     private long received;
     private Scheduler.@Nullable Task bodyDeadline;
+    private Scheduler.@Nullable Task writeDeadline;
+    /** The bytes of the answer being written, counted against the budget until it is. */
+    private long answering;
+    private boolean written;
+    /** The client went away while the handler worked; {@link #goneActions} have run or run as given. */
+    private boolean gone;
+    private final List<Runnable> goneActions = new ArrayList<>(1);
     private byte @Nullable [] fixed;
     private @Nullable ByteArrayOutputStream growing;
 
@@ -54,6 +76,7 @@ final class Exchange {
         this.socket = socket;
         this.head = JettyListener.head(request);
         this.handler = listener.route(head.rawPath());
+        this.client = head.client();
     }
 
     void start() {
@@ -90,7 +113,7 @@ final class Exchange {
             }
             holdsSlot = true;
             if (length > 0) {
-                if (!listener.budget().tryTake(length)) {
+                if (!listener.budget().tryTake(length, client)) {
                     refuseLocked(HttpHandler.Refusal.BUSY, "the server is busy (its memory for request bodies is in"
                             + " use); retry later");
                     return;
@@ -153,7 +176,7 @@ final class Exchange {
                     if (fixed != null) {
                         bytes.get(fixed, (int) received, n);
                     } else {
-                        if (!listener.budget().tryTake(n)) {
+                        if (!listener.budget().tryTake(n, client)) {
                             refuseLocked(HttpHandler.Refusal.BUSY, "the server is busy (its memory for request bodies"
                                     + " is in use); retry later");
                             return;
@@ -193,10 +216,25 @@ final class Exchange {
     private void dispatchLocked(byte[] body) {
         dispatched = true;
         HttpRequest full = head.withBody(body);
+        if (socket != null) {
+            // from now until the answer nothing reads the socket: the listener looks for the client leaving
+            socket.whenGone(this::clientGone);
+        }
+        HttpResponder responder = new HttpResponder() {
+            @Override
+            public void respond(HttpResponse response) {
+                answer(response);
+            }
+
+            @Override
+            public void onClientGone(Runnable action) {
+                whenClientGone(action);
+            }
+        };
         try {
             listener.workers().execute(() -> {
                 try {
-                    handler.handle(full, this::answer);
+                    handler.handle(full, responder);
                 } catch (RuntimeException | Error e) {
                     LOG.warn("{} listener: handling {} failed", listener.name(), head, e);
                     answer(HttpResponse.text(500, "internal error\n"));
@@ -208,6 +246,42 @@ final class Exchange {
             });
         } catch (RejectedExecutionException closing) {
             refuseLocked(HttpHandler.Refusal.BUSY, "the server is shutting down");
+        }
+    }
+
+    /** The client went away while the handler worked: tells those who asked; the listener closes the connection. */
+    private void clientGone() {
+        List<Runnable> actions;
+        synchronized (this) {
+            if (answered || gone) {
+                return;
+            }
+            gone = true;
+            actions = List.copyOf(goneActions);
+            goneActions.clear();
+        }
+        actions.forEach(this::runGoneAction);
+    }
+
+    private void whenClientGone(Runnable action) {
+        synchronized (this) {
+            if (answered) {
+                return;
+            }
+            if (!gone) {
+                goneActions.add(action);
+                return;
+            }
+        }
+        runGoneAction(action);
+    }
+
+    private void runGoneAction(Runnable action) {
+        try {
+            action.run();
+        } catch (RuntimeException e) {
+            LOG.warn("{} listener: the handler of {} failed to stop for a client that went away", listener.name(),
+                    head, e);
         }
     }
 
@@ -238,6 +312,10 @@ final class Exchange {
             return;
         }
         answered = true;
+        goneActions.clear();
+        if (socket != null) {
+            socket.whenGone(null);
+        }
         if (bodyDeadline != null) {
             bodyDeadline.cancel();
         }
@@ -251,28 +329,74 @@ final class Exchange {
                 headers.put(HttpHeader.CONNECTION, "close");
             }
             headers.put(HttpHeader.CONTENT_LENGTH, Long.toString(r.body().length));
-            boolean withBody = r.body().length > 0 && !"HEAD".equals(head.method());
-            response.write(true, withBody ? ByteBuffer.wrap(r.body()) : null, new Callback() {
-                @Override
-                public void succeeded() {
-                    done();
-                    callback.succeeded();
-                }
-
-                @Override
-                public void failed(Throwable x) {
-                    done();
-                    callback.failed(x);
-                }
-            });
+            byte[] body = r.body().length > 0 && !"HEAD".equals(head.method()) ? r.body() : new byte[0];
+            answering = body.length;
+            listener.budget().take(answering, client);
+            writeDeadline = listener.scheduler().schedule(this::answerTooSlow,
+                    listener.limits().writeTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            new Writer(body).iterate();
         } catch (RuntimeException e) {
             release();
             fail(e);
         }
     }
 
+    /** Writes an answer's body a slice at a time, then completes the request. */
+    private final class Writer extends IteratingCallback {
+        private final byte[] body;
+        private int offset;
+        private boolean last;
+
+        Writer(byte[] body) {
+            this.body = body;
+        }
+
+        @Override
+        protected Action process() {
+            if (last) {
+                return Action.SUCCEEDED;
+            }
+            int n = Math.min(SLICE, body.length - offset);
+            last = offset + n == body.length;
+            ByteBuffer slice = n == 0 ? null : ByteBuffer.wrap(body, offset, n);
+            offset += n;
+            response.write(last, slice, this);
+            return Action.SCHEDULED;
+        }
+
+        @Override
+        protected void onCompleteSuccess() {
+            done();
+            callback.succeeded();
+        }
+
+        @Override
+        protected void onCompleteFailure(Throwable x) {
+            done();
+            callback.failed(x);
+        }
+    }
+
+    /** The client has not read the answer within the write deadline: the connection goes, and the answer with it. */
+    private void answerTooSlow() {
+        synchronized (this) {
+            if (written) {
+                return;
+            }
+        }
+        long millis = listener.limits().writeTimeout().toMillis();
+        LOG.debug("{} listener: closing the connection of {}: its answer was not read within {} ms", listener.name(),
+                head, millis);
+        request.getConnectionMetaData().getConnection().getEndPoint().close(new TimeoutException("the answer was not"
+                + " read within " + millis + " ms"));
+    }
+
     private void done() {
         synchronized (this) {
+            written = true;
+            if (writeDeadline != null) {
+                writeDeadline.cancel();
+            }
             release();
         }
         if (socket != null) {
@@ -280,10 +404,11 @@ final class Exchange {
         }
     }
 
-    /** Gives back the body's bytes and, if the handler never ran, the worker slot. */
+    /** Gives back the body's and the answer's bytes and, if the handler never ran, the worker slot. */
     private void release() {
-        listener.budget().giveBack(taken);
+        listener.budget().giveBack(taken + answering, client);
         taken = 0;
+        answering = 0;
         fixed = null;
         growing = null;
         if (!dispatched) {

@@ -80,13 +80,28 @@ final class GuardedConnector extends ServerConnector {
         return open.get();
     }
 
+    /** @return the connections open now with no request being served on them (those at hand to make room) */
+    int freeConnections() {
+        int n = 0;
+        for (GuardedEndPoint e : endPoints) {
+            if (e.isOpen() && e.free()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** @return the connections refused so far */
     long refusedConnections() {
         return refused.get();
     }
 
-    /** Closes every connection whose request headers are overdue; forgets closed ones. */
-    void sweep(long headerTimeoutNanos) {
+    /**
+     * Closes every connection whose request headers are overdue; forgets closed ones; with {@code probe}, looks
+     * whether the clients of requests being handled are still there, and closes the connections of those that
+     * have gone, after telling their handlers.
+     */
+    void sweep(long headerTimeoutNanos, boolean probe) {
         long now = System.nanoTime();
         for (GuardedEndPoint e : endPoints) {
             if (!e.isOpen()) {
@@ -96,14 +111,33 @@ final class GuardedConnector extends ServerConnector {
                         e.getRemoteSocketAddress(), headerTimeoutNanos / 1_000_000);
                 e.close(new TimeoutException("request headers not received within "
                         + headerTimeoutNanos / 1_000_000 + " ms"));
+            } else if (probe) {
+                Runnable gone = e.probe();
+                if (gone != null) {
+                    LOG.debug("{} listener: {} went away while its request was handled", name,
+                            e.getRemoteSocketAddress());
+                    try {
+                        gone.run();
+                    } catch (RuntimeException failed) {
+                        LOG.warn("{} listener: telling a handler that its client went away failed", name, failed);
+                    }
+                    e.close(new java.io.EOFException("the client went away while its request was handled"));
+                }
             }
         }
     }
 
     private @Nullable Slot take(InetAddress from) {
+        // a client at its own cap is refused before it can cost anyone else a connection to make room
+        if (perAddress.getOrDefault(from, 0) >= limits.maxConnectionsPerAddress()) {
+            return null;
+        }
         if (open.incrementAndGet() > limits.maxConnections()) {
             open.decrementAndGet();
-            return null;
+            if (!makeRoom()) {
+                return null;
+            }
+            open.incrementAndGet();
         }
         boolean[] ok = {false};
         perAddress.compute(from, (a, n) -> {
@@ -121,12 +155,52 @@ final class GuardedConnector extends ServerConnector {
         return new Slot(from);
     }
 
+    /**
+     * At the cap on all connections, closes the connection that has gone longest without a request being served on
+     * it (idle, trickling headers, or in a TLS handshake), of the client holding the most connections, so that
+     * connections which cost their clients nothing to hold cannot lock everyone else out. A connection serving a
+     * request is never taken. The new connection's own client is not spared: when it holds the most, it trades its
+     * own oldest connection for the new one and takes nothing from anyone else. Runs on the selector, which accepts
+     * one connection at a time.
+     *
+     * @return whether a place was freed (given to the caller)
+     */
+    private boolean makeRoom() {
+        GuardedEndPoint victim = null;
+        int victimHolds = 0;
+        long victimSince = 0;
+        for (GuardedEndPoint e : endPoints) {
+            if (!e.isOpen() || !e.free()) {
+                continue;
+            }
+            int holds = perAddress.getOrDefault(e.slot().address, 0);
+            long since = e.freeSince();
+            if (victim == null || holds > victimHolds || (holds == victimHolds && since - victimSince < 0)) {
+                victim = e;
+                victimHolds = holds;
+                victimSince = since;
+            }
+        }
+        if (victim == null) {
+            return false;
+        }
+        LOG.debug("{} listener: at {} connections, closing {}, which has waited longest without a request, for a new"
+                + " one", name, limits.maxConnections(), victim.getRemoteSocketAddress());
+        // its place goes to the new connection now; the close gives it back again, which is a no-op
+        victim.slot().release();
+        victim.close(new java.util.concurrent.TimeoutException("closed for a new connection: the server is at its"
+                + " most connections and this one had no request"));
+        return true;
+    }
+
     private void refuse(SocketChannel socket, InetAddress from) {
         refused.incrementAndGet();
-        boolean total = open.get() >= limits.maxConnections();
+        // as take decides: a client at its own cap is told so, even when the server is at its cap as well
+        boolean total = perAddress.getOrDefault(dev.mailbox.http.HttpRequest.clientOf(from), 0)
+                < limits.maxConnectionsPerAddress();
         String why = total ? "the server has " + limits.maxConnections() + " connections open, its most"
-                : "your address has " + limits.maxConnectionsPerAddress() + " connections open, the most one"
-                + " address may";
+                : "your address" + (from instanceof java.net.Inet6Address ? "'s /64" : "") + " has "
+                + limits.maxConnectionsPerAddress() + " connections open, the most one address may";
         long now = System.nanoTime();
         long last = lastWarning.get();
         if (now - last >= WARN_EVERY_NANOS && lastWarning.compareAndSet(last, now)) {
@@ -167,7 +241,7 @@ final class GuardedConnector extends ServerConnector {
         if (slot == null) {
             throw new IllegalStateException("a connection accepted without a slot: " + channel);
         }
-        GuardedEndPoint endPoint = new GuardedEndPoint(channel, selector, key, getScheduler(), slot);
+        GuardedEndPoint endPoint = new GuardedEndPoint(channel, selector, key, getScheduler(), slot, getExecutor());
         endPoint.setIdleTimeout(getIdleTimeout());
         endPoints.add(endPoint);
         return endPoint;
@@ -190,7 +264,7 @@ final class GuardedConnector extends ServerConnector {
                 socket.close();
                 return;
             }
-            Slot slot = take(from);
+            Slot slot = take(dev.mailbox.http.HttpRequest.clientOf(from));
             if (slot == null) {
                 refuse(socket, from);
                 return;

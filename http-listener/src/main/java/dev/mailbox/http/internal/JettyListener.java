@@ -73,6 +73,9 @@ public final class JettyListener implements HttpListener {
     private final Semaphore workerSlots;
     private final InetSocketAddress address;
     private volatile boolean closed;
+    /** When the sweep last looked whether clients of requests being handled are still there (System.nanoTime). */
+    private long lastProbe = System.nanoTime();
+    private static final long PROBE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(1000);
 
     /**
      * Binds and starts (see {@link HttpListener.Builder}).
@@ -179,7 +182,14 @@ public final class JettyListener implements HttpListener {
                 return;
             }
             try {
-                connector.sweep(headerNanos);
+                // clients of requests being handled are looked at about once a second: a read each, and thousands
+                // of long polls may be waiting
+                long now = System.nanoTime();
+                boolean probe = now - lastProbe >= PROBE_EVERY_NANOS;
+                if (probe) {
+                    lastProbe = now;
+                }
+                connector.sweep(headerNanos, probe);
             } finally {
                 sweepLater();
             }
@@ -209,6 +219,11 @@ public final class JettyListener implements HttpListener {
     /** @return the connections open now (for tests and meters) */
     public int openConnections() {
         return connector.openConnections();
+    }
+
+    /** @return the connections open now with no request being served on them (for tests) */
+    public int freeConnections() {
+        return connector.freeConnections();
     }
 
     @Override

@@ -291,6 +291,14 @@ public final class EndpointServer implements SqsEndpoint, HttpHandler {
             return;
         }
         if (action.equals("ReceiveMessage")) {
+            if (settings.budget().exhausted(request.client())) {
+                // its answer may be megabytes, held until the client reads it: not while unsent answers (this
+                // client's, or everyone's) fill the memory for them. Nothing has been taken from the queue
+                respond(responder, wire.error(new SqsError(ErrorCode.SERVICE_UNAVAILABLE, "The service is busy: the"
+                        + " memory for answers is in use; retry later."), requestId), requestId, action, principal,
+                        start);
+                return;
+            }
             receive(call, wire, responder, requestId, principal, start);
             return;
         }
@@ -302,12 +310,21 @@ public final class EndpointServer implements SqsEndpoint, HttpHandler {
                          long start) {
         String action = "ReceiveMessage";
         if (mayWait(call.params()) && waitingSlots.tryAcquire()) {
+            Waiter waiter = new Waiter();
+            // a client that leaves stops the wait: interrupted, a receive takes no message
+            responder.onClientGone(waiter::cancel);
             try {
                 waiting.execute(() -> {
                     try {
-                        respond(responder, run(wire, action, call, requestId, principal), requestId, action, principal,
-                                start);
+                        if (waiter.begin()) {
+                            respond(responder, run(wire, action, call, requestId, principal), requestId, action,
+                                    principal, start);
+                        } else {
+                            responder.respond(response(wire.error(new SqsError(ErrorCode.REQUEST_TIMEOUT, "The client"
+                                    + " went away."), requestId)));
+                        }
                     } finally {
+                        waiter.end();
                         waitingSlots.release();
                     }
                 });
@@ -319,6 +336,32 @@ public final class EndpointServer implements SqsEndpoint, HttpHandler {
         // every waiting thread is taken (or the endpoint is closing): answer with what the queue has now
         Context.Request now = new Context.Request(call.params(), call.baseUrl(), call.pathQueue(), principal, false);
         respond(responder, run(wire, action, now, requestId, principal), requestId, action, principal, start);
+    }
+
+    /** The thread of a waiting receive, to interrupt if its client goes away; never another task's. */
+    private static final class Waiter {
+        private @Nullable Thread thread;
+        private boolean cancelled;
+        private boolean ended;
+
+        /** @return whether to run: false if the client went before the receive started */
+        synchronized boolean begin() {
+            thread = Thread.currentThread();
+            return !cancelled;
+        }
+
+        synchronized void cancel() {
+            cancelled = true;
+            if (thread != null && !ended) {
+                thread.interrupt();
+            }
+        }
+
+        synchronized void end() {
+            ended = true;
+            thread = null;
+            Thread.interrupted(); // a cancel's interrupt stays with this receive, not the thread's next task
+        }
     }
 
     /** @return whether a ReceiveMessage may wait: not when it asks for no wait (then it needs no waiting thread) */

@@ -98,6 +98,14 @@ final class SigV4 {
                     + "', from '" + amzDate + "'.");
         }
         checkTime(amzDate);
+        // each signed header goes into the canonical request: named twice, a header would be hashed twice, and a
+        // 16 KiB request naming a 5 KiB header a thousand times would cost megabytes before its signature fails
+        for (int i = 1; i < auth.signedHeaders().size(); i++) {
+            if (auth.signedHeaders().get(i - 1).compareTo(auth.signedHeaders().get(i)) >= 0) {
+                throw new SqsError(ErrorCode.SIGNATURE_DOES_NOT_MATCH, "SignedHeaders must name each header once, in"
+                        + " alphabetical order.");
+            }
+        }
         if (!auth.signedHeaders().contains("host")) {
             throw new SqsError(ErrorCode.SIGNATURE_DOES_NOT_MATCH, "'Host' must be a signed header.");
         }
