@@ -28,7 +28,8 @@ import org.w3c.dom.Node;
  *   <li>every module that deploys (not maven.deploy.skip) is there with its pom; a jar module with its jar,
  *       -sources.jar and -javadoc.jar; a module with src/assembly with its .tar.gz;</li>
  *   <li>each jar's manifest has a valid, unique Automatic-Module-Name under dev.mailbox, the module's version,
- *       and the commit it was built from; a sources jar holds .java files, a Javadoc jar an index.html;</li>
+ *       and the commit it was built from; a sources jar holds .java files (unless its jar holds no classes), a
+ *       Javadoc jar an index.html;</li>
  *   <li>the metadata Maven Central requires: name and description in every module's pom; url, licenses, scm and
  *       developers in the parent (which the modules inherit) and in the BOM (which has no parent); a release
  *       version may not keep the placeholder .example addresses;</li>
@@ -135,7 +136,9 @@ public class CheckDeployment {
             if (got.containsKey(".jar")) {
                 checkJar(where, m, got.get(".jar"), moduleNames, gitTree);
             }
-            if (got.containsKey("-sources.jar") && !holds(got.get("-sources.jar"), ".java")) {
+            // a jar with no classes (a starter that only brings in its dependencies) has no sources to hold
+            if (got.containsKey("-sources.jar") && !holds(got.get("-sources.jar"), ".java")
+                    && !(got.containsKey(".jar") && !holds(got.get(".jar"), ".class"))) {
                 errors.add(where + ": the sources jar holds no .java file");
             }
             if (got.containsKey("-javadoc.jar") && !holds(got.get("-javadoc.jar"), "index.html")) {
