@@ -1,6 +1,7 @@
 package dev.mailbox.spring.boot.autoconfigure;
 
 import dev.mailbox.api.Codec;
+import dev.mailbox.api.FifoOptions;
 import dev.mailbox.api.Mailbox;
 import dev.mailbox.api.RedrivePolicy;
 import dev.mailbox.sqs.SqsMailbox;
@@ -94,8 +95,9 @@ final class SqsBackends implements Backends {
         if (redrive != null) {
             b.redrivePolicy(redrive);
         }
-        if (d.fifo() != null) {
-            b.fifo(d.fifo());
+        FifoOptions fifo = d.fifo(); // built from the properties on each call
+        if (fifo != null) {
+            b.fifo(fifo);
         }
         return b.build();
     }
